@@ -1,0 +1,371 @@
+#include "config.h"
+
+#include "core/command.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const struct cmd_option stack_options[] = {
+	{ "-f", "--filepath", "FILE", "write the dump to FILE instead of the screen" },
+	{ NULL, "--native", NULL, "merge native (C/C++) frames with the Python frames; "
+	    "each thread is stopped only while it is unwound" },
+	{ NULL, "--block", NULL, "stop the whole process while reading, for a consistent snapshot" },
+};
+
+static const struct cmd_spec cmd_stack = {
+	.name = "stack",
+	.usage = "[pid] [-f FILE] [--native] [--block]",
+	.summary = "every thread's Python stack, read from outside the process",
+	.positional = "pid: the process to read (default: the attached one)",
+	.min_args = 0, .max_args = 1,
+	.options = stack_options, .noptions = FP_NELEM(stack_options),
+};
+
+static const struct cmd_spec cmd_help = {
+	.name = "help",
+	.usage = "[command]",
+	.summary = "list the commands, or show how to use one",
+	.positional = "command: the command to explain",
+	.min_args = 0, .max_args = 1,
+};
+
+static const struct cmd_spec *const commands[] = { &cmd_help, &cmd_stack };
+
+/* Commands of the guide that this build does not have yet. */
+static const char *const planned[] = {
+	"watch", "trace", "tt", "getglobal", "vmtool", "module", "perf",
+	"console", "mem", "gilstat", "torch", "execute",
+};
+
+const struct cmd_spec *const *
+command_all(size_t *n)
+{
+	*n = FP_NELEM(commands);
+	return commands;
+}
+
+const struct cmd_spec *
+command_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < FP_NELEM(commands); i++)
+		if (strcmp(commands[i]->name, name) == 0)
+			return commands[i];
+	return NULL;
+}
+
+int
+command_split(const char *line, char ***wordsp, size_t *np, char **cause)
+{
+	struct sbuf w = { 0 };
+	char **words = NULL;
+	size_t n = 0, alloc = 0;
+	const char *p = line;
+	char quote = 0;
+	bool inword = false;
+
+	for (;; p++) {
+		char c = *p;
+
+		if (c == '\0') {
+			if (quote) {
+				sbuf_free(&w);
+				command_words_free(words, n);
+				return fail(cause, FP_EUSAGE, "unterminated %c quote", quote);
+			}
+			break;
+		}
+		if (quote == '\'') {
+			if (c == '\'')
+				quote = 0;
+			else
+				sbuf_addn(&w, &c, 1);
+			continue;
+		}
+		if (c == '\\' && p[1] != '\0' && (quote != '"' || strchr("\"\\$`", p[1]))) {
+			p++;
+			sbuf_addn(&w, p, 1);
+			inword = true;
+			continue;
+		}
+		if (quote == '"') {
+			if (c == '"')
+				quote = 0;
+			else
+				sbuf_addn(&w, &c, 1);
+			continue;
+		}
+		if (c == '\'' || c == '"') {
+			quote = c;
+			inword = true;
+			continue;
+		}
+		if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+			if (inword) {
+				*ARRAY_PUSH(words, n, alloc) = sbuf_steal(&w);
+				inword = false;
+			}
+			continue;
+		}
+		sbuf_addn(&w, &c, 1);
+		inword = true;
+	}
+	if (inword)
+		*ARRAY_PUSH(words, n, alloc) = sbuf_steal(&w);
+	sbuf_free(&w);
+	*wordsp = words;
+	*np = n;
+	return FP_OK;
+}
+
+void
+command_words_free(char **words, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		free(words[i]);
+	free(words);
+}
+
+static size_t
+edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), i, j, *prev, *cur, d;
+
+	if (la > 64 || lb > 64)
+		return 99;
+	prev = xcalloc(lb + 1, sizeof *prev);
+	cur = xcalloc(lb + 1, sizeof *cur);
+	for (j = 0; j <= lb; j++)
+		prev[j] = j;
+	for (i = 1; i <= la; i++) {
+		cur[0] = i;
+		for (j = 1; j <= lb; j++) {
+			size_t sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
+			size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
+
+			cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+		}
+		memcpy(prev, cur, (lb + 1) * sizeof *prev);
+	}
+	d = prev[lb];
+	free(prev);
+	free(cur);
+	return d;
+}
+
+const char *
+command_closest(const char *word, const char *const *candidates, size_t n)
+{
+	const char *best = NULL;
+	size_t bestd = 3, i;
+
+	for (i = 0; i < n; i++) {
+		size_t d = edit_distance(word, candidates[i]);
+
+		if (d < bestd || (d == bestd && best == NULL && d <= strlen(word) / 2)) {
+			best = candidates[i];
+			bestd = d;
+		}
+	}
+	return best;
+}
+
+static int
+unknown_command(const char *name, char **cause)
+{
+	const char *names[FP_NELEM(commands) + FP_NELEM(planned)], *best;
+	size_t i, n = 0;
+
+	for (i = 0; i < FP_NELEM(planned); i++)
+		if (strcmp(planned[i], name) == 0)
+			return fail(cause, FP_EUSAGE,
+			    "'%s' is not available in this build yet: it needs the in-process agent; "
+			    "the commands here are listed by `help`", name);
+	for (i = 0; i < FP_NELEM(commands); i++)
+		names[n++] = commands[i]->name;
+	best = command_closest(name, names, n);
+	if (best != NULL)
+		return fail(cause, FP_EUSAGE, "unknown command '%s': did you mean '%s'? (`help` lists commands)",
+		    name, best);
+	return fail(cause, FP_EUSAGE, "unknown command '%s' (`help` lists commands)", name);
+}
+
+static int
+unknown_option(const struct cmd_spec *spec, const char *word, char **cause)
+{
+	const char *names[32], *best;
+	size_t i, n = 0;
+
+	for (i = 0; i < spec->noptions && n + 2 < FP_NELEM(names); i++) {
+		if (spec->options[i].shortname)
+			names[n++] = spec->options[i].shortname;
+		names[n++] = spec->options[i].longname;
+	}
+	best = command_closest(word, names, n);
+	if (best != NULL)
+		return fail(cause, FP_EUSAGE, "%s: unknown option '%s': did you mean '%s'? (usage: %s %s)",
+		    spec->name, word, best, spec->name, spec->usage);
+	return fail(cause, FP_EUSAGE, "%s: unknown option '%s' (usage: %s %s)", spec->name, word,
+	    spec->name, spec->usage);
+}
+
+static const struct cmd_option *
+find_option(const struct cmd_spec *spec, const char *word, const char **inline_value)
+{
+	size_t i, len;
+
+	*inline_value = NULL;
+	for (i = 0; i < spec->noptions; i++) {
+		const struct cmd_option *o = &spec->options[i];
+
+		if (o->shortname != NULL && strcmp(word, o->shortname) == 0)
+			return o;
+		len = strlen(o->longname);
+		if (strncmp(word, o->longname, len) == 0) {
+			if (word[len] == '\0')
+				return o;
+			if (word[len] == '=' && o->arg != NULL) {
+				*inline_value = word + len + 1;
+				return o;
+			}
+		}
+	}
+	return NULL;
+}
+
+int
+command_parse(const char *line, struct cmd_request **reqp, char **cause)
+{
+	struct cmd_request *req;
+	const struct cmd_spec *spec;
+	char **words;
+	size_t n, i;
+	int rc;
+
+	*reqp = NULL;
+	if ((rc = command_split(line, &words, &n, cause)) != FP_OK)
+		return rc;
+	if (n == 0) {
+		command_words_free(words, n);
+		return FP_OK;
+	}
+	spec = command_find(words[0]);
+	if (spec == NULL) {
+		rc = unknown_command(words[0], cause);
+		command_words_free(words, n);
+		return rc;
+	}
+	req = xcalloc(1, sizeof *req);
+	req->spec = spec;
+	for (i = 1; i < n; i++) {
+		const char *w = words[i], *inl;
+		const struct cmd_option *o;
+		struct cmd_arg *a;
+
+		if (strcmp(w, "--") == 0) {
+			while (++i < n)
+				*ARRAY_PUSH(req->args, req->nargs, req->aargs) = xstrdup(words[i]);
+			break;
+		}
+		/* Positional: anything not starting with '-', and negative numbers. */
+		if (w[0] != '-' || w[1] == '\0' || (w[1] >= '0' && w[1] <= '9')) {
+			*ARRAY_PUSH(req->args, req->nargs, req->aargs) = xstrdup(w);
+			continue;
+		}
+		o = find_option(spec, w, &inl);
+		if (o == NULL) {
+			rc = unknown_option(spec, w, cause);
+			goto bad;
+		}
+		a = ARRAY_PUSH(req->opts, req->nopts, req->aopts);
+		a->opt = o;
+		a->value = NULL;
+		if (o->arg != NULL) {
+			if (inl != NULL) {
+				a->value = xstrdup(inl);
+			} else if (i + 1 < n) {
+				a->value = xstrdup(words[++i]);
+			} else {
+				rc = fail(cause, FP_EUSAGE, "%s: option %s needs a value (%s)",
+				    spec->name, w, o->arg);
+				goto bad;
+			}
+		}
+	}
+	if (req->nargs < spec->min_args || req->nargs > spec->max_args) {
+		rc = fail(cause, FP_EUSAGE, "%s: expected %s%u argument%s, got %zu (usage: %s %s)",
+		    spec->name, spec->min_args == spec->max_args ? "" : "at most ",
+		    spec->max_args, spec->max_args == 1 ? "" : "s", req->nargs, spec->name, spec->usage);
+		goto bad;
+	}
+	command_words_free(words, n);
+	*reqp = req;
+	return FP_OK;
+bad:
+	command_words_free(words, n);
+	command_request_free(req);
+	return rc;
+}
+
+void
+command_request_free(struct cmd_request *req)
+{
+	size_t i;
+
+	if (req == NULL)
+		return;
+	for (i = 0; i < req->nargs; i++)
+		free(req->args[i]);
+	free(req->args);
+	for (i = 0; i < req->nopts; i++)
+		free(req->opts[i].value);
+	free(req->opts);
+	free(req);
+}
+
+const char *
+command_opt(const struct cmd_request *req, const char *longname)
+{
+	const char *v = NULL;
+	size_t i;
+
+	for (i = 0; i < req->nopts; i++)
+		if (strcmp(req->opts[i].opt->longname, longname) == 0)
+			v = req->opts[i].value ? req->opts[i].value : "";
+	return v;
+}
+
+int
+command_help(struct sbuf *out, const char *name, char **cause)
+{
+	const struct cmd_spec *spec;
+	size_t i;
+
+	if (name == NULL) {
+		sbuf_add(out, "Commands:\n");
+		for (i = 0; i < FP_NELEM(commands); i++)
+			sbuf_addf(out, "  %-10s %s\n", commands[i]->name, commands[i]->summary);
+		sbuf_add(out, "\n`help COMMAND` shows a command's options.\n");
+		return FP_OK;
+	}
+	spec = command_find(name);
+	if (spec == NULL)
+		return unknown_command(name, cause);
+	sbuf_addf(out, "USAGE\n  %s %s\n\n%s\n", spec->name, spec->usage, spec->summary);
+	if (spec->positional != NULL)
+		sbuf_addf(out, "\nARGUMENTS\n  %s\n", spec->positional);
+	if (spec->noptions > 0)
+		sbuf_add(out, "\nOPTIONS\n");
+	for (i = 0; i < spec->noptions; i++) {
+		const struct cmd_option *o = &spec->options[i];
+		char *left = xasprintf("%s%s%s%s%s", o->shortname ? o->shortname : "",
+		    o->shortname ? ", " : "", o->longname, o->arg ? " " : "", o->arg ? o->arg : "");
+
+		sbuf_addf(out, "  %-24s %s\n", left, o->help);
+		free(left);
+	}
+	return FP_OK;
+}

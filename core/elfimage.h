@@ -1,0 +1,37 @@
+/*
+ * elfimage — the few things we need from an ELF file of the target:
+ * symbols (.dynsym and .symtab), sections, load segments.  Read with
+ * elfutils' libelf from the file on disk, never from the target's memory.
+ */
+#ifndef FP_ELFIMAGE_H
+#define FP_ELFIMAGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct elf_image;
+
+struct elf_segment {
+	uint64_t vaddr, memsz, offset, filesz;
+	bool write, exec;
+};
+
+/* Open the file at `path` (already prefixed with /proc/<pid>/root). */
+int elf_image_open(const char *path, struct elf_image **img, char **cause);
+void elf_image_close(struct elf_image *img);
+
+/* Value (link-time address) and size of a symbol; false if absent. */
+bool elf_image_symbol(struct elf_image *img, const char *name,
+    uint64_t *value, uint64_t *size);
+/* Link-time address and size of a section; false if absent. */
+bool elf_image_section(struct elf_image *img, const char *name,
+    uint64_t *addr, uint64_t *size);
+/* The PT_LOAD segments. */
+const struct elf_segment *elf_image_segments(struct elf_image *img, size_t *n);
+/* True for ET_DYN (PIE executables and shared libraries). */
+bool elf_image_is_dyn(struct elf_image *img);
+/* Copy file bytes backing link-time [vaddr, vaddr+len); false if not in the file. */
+bool elf_image_read(struct elf_image *img, uint64_t vaddr, void *buf, size_t len);
+
+#endif

@@ -1,0 +1,53 @@
+/*
+ * memread — read another process's memory without stopping it
+ * (process_vm_readv).  A read either fills the whole buffer or fails;
+ * callers treat every value read as untrusted.
+ */
+#ifndef FP_MEMREAD_H
+#define FP_MEMREAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* 0 on success, else -1 with errno (EFAULT: unmapped, ESRCH: gone, EPERM). */
+int mem_read(pid_t pid, uint64_t addr, void *buf, size_t len);
+int mem_read_u64(pid_t pid, uint64_t addr, uint64_t *value);
+
+/* Little helpers to pick a field out of a struct read in one go. */
+static inline uint64_t
+mem_field_u64(const void *base, int64_t off)
+{
+	uint64_t v;
+
+	__builtin_memcpy(&v, (const char *)base + off, sizeof v);
+	return v;
+}
+
+static inline uint32_t
+mem_field_u32(const void *base, int64_t off)
+{
+	uint32_t v;
+
+	__builtin_memcpy(&v, (const char *)base + off, sizeof v);
+	return v;
+}
+
+static inline int32_t
+mem_field_i32(const void *base, int64_t off)
+{
+	int32_t v;
+
+	__builtin_memcpy(&v, (const char *)base + off, sizeof v);
+	return v;
+}
+
+/* A plausible user-space pointer (non-NULL, canonical, aligned to `align`). */
+static inline bool
+mem_ptr_ok(uint64_t p, unsigned align)
+{
+	return p >= 0x1000 && p < 0x800000000000ull && (p & (align - 1)) == 0;
+}
+
+#endif

@@ -1,0 +1,340 @@
+#include "config.h"
+
+#include "core/procfs.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/util.h"
+
+static int
+open_error(pid_t pid, const char *what, char **cause)
+{
+	int e = errno;
+
+	if (e == ENOENT || e == ESRCH || !procfs_exists(pid))
+		return fail(cause, FP_ENOPROC, "no process with pid %d", (int)pid);
+	if (e == EACCES || e == EPERM) {
+		char *why = procfs_explain_eperm(pid);
+		int rc = fail(cause, FP_EPERM,
+		    "cannot read process %d: permission denied (%s)", (int)pid, why);
+		free(why);
+		return rc;
+	}
+	return fail(cause, FP_ERR, "cannot read %s of process %d: %s", what,
+	    (int)pid, strerror(e));
+}
+
+int
+procfs_maps_read(pid_t pid, struct proc_maps *maps, char **cause)
+{
+	char path[64], *text, *line, *next;
+
+	memset(maps, 0, sizeof *maps);
+	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+	text = read_file_str(path, NULL);
+	if (text == NULL)
+		return open_error(pid, "the memory map", cause);
+	if (*text == '\0') {
+		free(text);
+		/* Zombies and kernel threads have no mappings. */
+		return fail(cause, FP_EEXITED, "process %d has no memory map (it has exited or is a kernel thread)", (int)pid);
+	}
+	for (line = text; line != NULL && *line != '\0'; line = next) {
+		struct proc_map *m;
+		unsigned long long start, end, offset;
+		char perms[5];
+		int used = 0;
+
+		next = strchr(line, '\n');
+		if (next != NULL)
+			*next++ = '\0';
+		if (sscanf(line, "%llx-%llx %4s %llx %*s %*s%n", &start, &end,
+		    perms, &offset, &used) < 4)
+			continue;
+		m = ARRAY_PUSH(maps->maps, maps->n, maps->alloc);
+		m->start = start;
+		m->end = end;
+		m->offset = offset;
+		memcpy(m->perms, perms, sizeof m->perms);
+		line += used;
+		while (*line == ' ')
+			line++;
+		m->path = *line != '\0' ? xstrdup(line) : NULL;
+	}
+	free(text);
+	return FP_OK;
+}
+
+void
+procfs_maps_free(struct proc_maps *maps)
+{
+	size_t i;
+
+	for (i = 0; i < maps->n; i++)
+		free(maps->maps[i].path);
+	free(maps->maps);
+	memset(maps, 0, sizeof *maps);
+}
+
+const struct proc_map *
+procfs_maps_find(const struct proc_maps *maps, uint64_t addr)
+{
+	size_t lo = 0, hi = maps->n;
+
+	/* /proc/pid/maps is sorted by address. */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct proc_map *m = &maps->maps[mid];
+
+		if (addr < m->start)
+			hi = mid;
+		else if (addr >= m->end)
+			lo = mid + 1;
+		else
+			return m;
+	}
+	return NULL;
+}
+
+static int
+cmp_pid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+int
+procfs_tids(pid_t pid, pid_t **tids, size_t *n, char **cause)
+{
+	char path[64];
+	struct dirent *de;
+	size_t alloc = 0;
+	DIR *d;
+
+	*tids = NULL;
+	*n = 0;
+	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (d == NULL)
+		return open_error(pid, "the thread list", cause);
+	while ((de = readdir(d)) != NULL) {
+		if (!isdigit((unsigned char)de->d_name[0]))
+			continue;
+		*ARRAY_PUSH(*tids, *n, alloc) = (pid_t)atoi(de->d_name);
+	}
+	closedir(d);
+	if (*n == 0)
+		return fail(cause, FP_EEXITED, "process %d has no threads left", (int)pid);
+	qsort(*tids, *n, sizeof **tids, cmp_pid);
+	return FP_OK;
+}
+
+bool
+procfs_thread_stat(pid_t pid, pid_t tid, struct proc_thread_stat *st)
+{
+	char path[80], buf[1024], *p;
+	unsigned long long utime, stime;
+	ssize_t len;
+	FILE *f;
+
+	memset(st, 0, sizeof *st);
+	snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	f = fopen(path, "re");
+	if (f == NULL)
+		return false;
+	len = (ssize_t)fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	if (len <= 0)
+		return false;
+	buf[len] = '\0';
+	/* The command name may contain spaces and parentheses: skip to the last ')'. */
+	p = strrchr(buf, ')');
+	if (p == NULL || p[1] != ' ')
+		return false;
+	st->state = p[2];
+	/* fields after state: ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime */
+	if (sscanf(p + 3, "%*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
+	    &utime, &stime) == 2) {
+		st->utime = utime;
+		st->stime = stime;
+	}
+	return true;
+}
+
+char *
+procfs_thread_comm(pid_t pid, pid_t tid)
+{
+	char path[80], *s;
+	size_t len;
+
+	snprintf(path, sizeof path, "/proc/%d/task/%d/comm", (int)pid, (int)tid);
+	s = read_file_str(path, &len);
+	if (s == NULL)
+		return NULL;
+	while (len > 0 && (s[len - 1] == '\n' || s[len - 1] == '\r'))
+		s[--len] = '\0';
+	return s;
+}
+
+bool
+procfs_thread_syscall(pid_t pid, pid_t tid, long *nr, uint64_t *arg0)
+{
+	char path[80], buf[256];
+	unsigned long long a0;
+	ssize_t len;
+	long n;
+	FILE *f;
+
+	snprintf(path, sizeof path, "/proc/%d/task/%d/syscall", (int)pid, (int)tid);
+	f = fopen(path, "re");
+	if (f == NULL)
+		return false;
+	len = (ssize_t)fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	if (len <= 0)
+		return false;
+	buf[len] = '\0';
+	if (sscanf(buf, "%ld 0x%llx", &n, &a0) != 2)
+		return false;	/* "running" or "-1 ..." */
+	*nr = n;
+	*arg0 = a0;
+	return true;
+}
+
+char *
+procfs_cmdline(pid_t pid)
+{
+	char path[64], *s;
+	size_t len, i;
+
+	snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
+	s = read_file_str(path, &len);
+	if (s == NULL)
+		return NULL;
+	while (len > 0 && s[len - 1] == '\0')
+		len--;
+	for (i = 0; i < len; i++)
+		if (s[i] == '\0')
+			s[i] = ' ';
+	s[len] = '\0';
+	return s;
+}
+
+static long long
+status_field(pid_t pid, const char *key)
+{
+	char path[64], line[256];
+	size_t klen = strlen(key);
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+	f = fopen(path, "re");
+	if (f == NULL)
+		return -1;
+	while (fgets(line, sizeof line, f) != NULL) {
+		if (strncmp(line, key, klen) == 0 && line[klen] == ':') {
+			v = strtoll(line + klen + 1, NULL, 10);
+			break;
+		}
+	}
+	fclose(f);
+	return v;
+}
+
+pid_t
+procfs_tracer(pid_t pid)
+{
+	return (pid_t)status_field(pid, "TracerPid");
+}
+
+uid_t
+procfs_uid(pid_t pid)
+{
+	long long v = status_field(pid, "Uid");
+
+	return v < 0 ? (uid_t)-1 : (uid_t)v;
+}
+
+bool
+procfs_exists(pid_t pid)
+{
+	char path[64];
+
+	if (pid <= 0)
+		return false;
+	if (kill(pid, 0) == 0 || errno == EPERM)
+		return true;
+	snprintf(path, sizeof path, "/proc/%d", (int)pid);
+	return access(path, F_OK) == 0;
+}
+
+/* Effective capability set of this process has CAP_SYS_PTRACE (19)? */
+static bool
+have_cap_sys_ptrace(void)
+{
+	char line[256];
+	bool have = false;
+	FILE *f;
+
+	f = fopen("/proc/self/status", "re");
+	if (f == NULL)
+		return false;
+	while (fgets(line, sizeof line, f) != NULL) {
+		if (strncmp(line, "CapEff:", 7) == 0) {
+			unsigned long long caps = strtoull(line + 7, NULL, 16);
+
+			have = (caps >> 19) & 1;
+			break;
+		}
+	}
+	fclose(f);
+	return have;
+}
+
+char *
+procfs_explain_eperm(pid_t pid)
+{
+	uid_t target = procfs_uid(pid), me = geteuid();
+	struct sbuf b = { 0 };
+	char *scope;
+
+	if (target != (uid_t)-1 && target != me)
+		sbuf_addf(&b, "process %d runs as uid %u and you are uid %u; "
+		    "reading another user's process needs root or CAP_SYS_PTRACE",
+		    (int)pid, (unsigned)target, (unsigned)me);
+	else if (!have_cap_sys_ptrace() && me != 0)
+		sbuf_addf(&b, "you are uid %u without CAP_SYS_PTRACE", (unsigned)me);
+	else
+		sbuf_addf(&b, "uid %u", (unsigned)me);
+	scope = read_file_str("/proc/sys/kernel/yama/ptrace_scope", NULL);
+	if (scope != NULL) {
+		int level = atoi(scope);
+
+		if (level == 1)
+			sbuf_add(&b, "; Yama ptrace_scope is 1: only a parent may trace, "
+			    "run as root or `sysctl kernel.yama.ptrace_scope=0`");
+		else if (level >= 2)
+			sbuf_addf(&b, "; Yama ptrace_scope is %d: only CAP_SYS_PTRACE "
+			    "(or nobody, at 3) may trace", level);
+		free(scope);
+	}
+	if (!have_cap_sys_ptrace())
+		sbuf_add(&b, "; in a container, add CAP_SYS_PTRACE (docker run --cap-add SYS_PTRACE)");
+	return sbuf_steal(&b);
+}
+
+char *
+procfs_target_path(pid_t pid, const char *path)
+{
+	return xasprintf("/proc/%d/root%s%s", (int)pid, path[0] == '/' ? "" : "/", path);
+}

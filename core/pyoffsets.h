@@ -1,0 +1,114 @@
+/*
+ * pyoffsets — where things live inside one CPython version's structures.
+ *
+ * One `struct py_offsets` describes one interpreter build.  For 3.8–3.13
+ * the tables are generated at build time (build-aux/pyoffsets-gen.c compiled
+ * against each configured interpreter's internal headers; nothing here is
+ * typed by hand).  For 3.13+ the same structure is also filled at run time
+ * from the target's own _Py_DebugOffsets (see pyruntime.c).
+ *
+ * A field that does not exist in a version holds PYOFF_NONE.  Readers must
+ * check before use; they must never guess an offset.
+ */
+#ifndef FP_PYOFFSETS_H
+#define FP_PYOFFSETS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PYOFF_NONE INT64_MIN
+
+/* How a thread's frames are chained. */
+enum py_frame_model {
+	PY_FRAMES_OBJECTS = 1,	/* 3.8–3.10: PyFrameObject, f_back */
+	PY_FRAMES_INTERP = 2,	/* 3.11+: _PyInterpreterFrame, previous */
+};
+
+struct py_offsets {
+	uint32_t version_hex;		/* PY_VERSION_HEX of the headers */
+	const char *version;		/* "3.11.7" */
+	const char *source;		/* "headers" or "_Py_DebugOffsets" */
+	int frame_model;		/* enum py_frame_model */
+
+	/* _PyRuntimeState */
+	int64_t runtime_size;
+	int64_t runtime_finalizing;
+	int64_t runtime_interp_head;
+	int64_t runtime_tstate_current;	/* 3.8–3.11 gilstate.tstate_current */
+	int64_t runtime_gil;		/* 3.8–3.11 ceval.gil (embedded struct) */
+
+	/* PyInterpreterState */
+	int64_t interp_size;
+	int64_t interp_next;
+	int64_t interp_tstate_head;
+	int64_t interp_runtime;		/* 3.9+: back pointer, for validation */
+	int64_t interp_gil_ptr;		/* 3.12+: ceval.gil (pointer) */
+	int64_t interp_modules;
+
+	/* struct _gil_runtime_state (relative to the gil) */
+	int64_t gil_size;
+	int64_t gil_last_holder;
+	int64_t gil_locked;
+	int64_t gil_cond;
+	int64_t gil_mutex;
+
+	/* PyThreadState */
+	int64_t tstate_size;
+	int64_t tstate_next;
+	int64_t tstate_interp;
+	int64_t tstate_frame;		/* 3.8–3.10 frame, 3.13+ current_frame */
+	int64_t tstate_cframe;		/* 3.11–3.12 cframe (pointer) */
+	int64_t cframe_current_frame;	/* 3.11–3.12, inside _PyCFrame */
+	int64_t tstate_thread_id;
+	int64_t tstate_native_thread_id;	/* 3.11+ */
+	int64_t tstate_datastack_chunk;	/* 3.11+ */
+
+	/* PyFrameObject (3.8–3.10) or _PyInterpreterFrame (3.11+) */
+	int64_t frame_size;
+	int64_t frame_back;		/* f_back / previous */
+	int64_t frame_code;		/* f_code / f_executable */
+	int64_t frame_lasti;		/* f_lasti / prev_instr / instr_ptr */
+	int64_t frame_is_entry;		/* 3.11 only */
+	int64_t frame_owner;		/* 3.11+ */
+	int64_t frame_owned_by_cstack;	/* 3.12+: owner value of shim frames */
+
+	/* PyCodeObject */
+	int64_t code_size;
+	int64_t code_filename;
+	int64_t code_name;
+	int64_t code_qualname;		/* 3.11+ */
+	int64_t code_firstlineno;
+	int64_t code_linetable;		/* co_lnotab (3.8–3.9), co_linetable */
+	int64_t code_code_adaptive;	/* 3.11+ */
+
+	/* PyObject, PyTypeObject, PyBytesObject, PyUnicodeObject */
+	int64_t object_type;
+	int64_t type_name;
+	int64_t bytes_size;
+	int64_t bytes_sval;
+	int64_t unicode_length;
+	int64_t unicode_state;
+	int64_t unicode_ascii_size;	/* sizeof(PyASCIIObject) */
+	int64_t unicode_compact_size;	/* sizeof(PyCompactUnicodeObject) */
+	/* bit layout of the `state` bitfield, measured from the headers */
+	uint32_t unicode_kind_shift;
+	uint32_t unicode_kind_mask;
+	uint32_t unicode_compact_bit;
+	uint32_t unicode_ascii_bit;
+};
+
+/* Generated at build time, one entry per configured interpreter. */
+extern const struct py_offsets *const py_offsets_table[];
+extern const size_t py_offsets_table_len;
+
+/*
+ * The table built for exactly this version, else the one of the same minor
+ * version with the nearest micro version; NULL when the minor version was
+ * not configured.  *exact tells which.
+ */
+const struct py_offsets *py_offsets_find(uint32_t version_hex, int *exact);
+
+/* "3.8 3.9 …": the minor versions this build knows, for messages. */
+const char *py_offsets_known_versions(void);
+
+#endif

@@ -1,0 +1,791 @@
+#include "config.h"
+
+#include "core/pystack.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/linetable.h"
+#include "core/memread.h"
+#include "core/procfs.h"
+#include "core/tstop.h"
+#include "core/unwind.h"
+#include "core/util.h"
+
+#define MAX_THREADS	4096
+#define DEFAULT_DEPTH	4096
+#define MAX_STRING	4096
+#define MAX_TABLE	(1u << 20)
+#define SYS_futex_nr	202	/* x86_64 */
+#define STOP_TIMEOUT_MS	2000
+
+/*
+ * What we keep of a code object.  Code objects are immutable, but can be
+ * freed and their address reused: an entry is re-validated (its filename,
+ * name and table pointers compared) once per snapshot before reuse.
+ */
+struct code_info {
+	uint64_t addr;
+	uint64_t p_filename, p_name, p_table;
+	unsigned generation;
+	bool valid;		/* it was a readable code object */
+	char *filename, *name, *qualname;
+	int firstlineno;
+	uint8_t *table;
+	size_t table_len;
+};
+
+struct py_reader {
+	struct pyruntime *rt;
+	struct code_info *codes;	/* open-addressed hash on addr */
+	size_t ncodes, acodes;
+	unsigned generation;
+	int64_t pthread_tid_off;	/* 3.8–3.10: struct pthread's tid */
+	struct unwinder *unwinder;
+};
+
+struct tid_info {
+	pid_t tid;
+	struct proc_thread_stat st;
+	char *comm;
+	bool used;		/* matched to a Python thread */
+	bool stopped;		/* we stopped it (--block) */
+};
+
+/* ---- reading objects ---------------------------------------------------- */
+
+static void
+append_utf8(struct sbuf *b, uint32_t c)
+{
+	char out[4];
+	size_t n;
+
+	if (c < 0x80) {
+		out[0] = (char)c;
+		n = 1;
+	} else if (c < 0x800) {
+		out[0] = (char)(0xc0 | (c >> 6));
+		out[1] = (char)(0x80 | (c & 0x3f));
+		n = 2;
+	} else if (c < 0x10000) {
+		if (c >= 0xd800 && c <= 0xdfff)
+			c = 0xfffd;	/* lone surrogate */
+		out[0] = (char)(0xe0 | (c >> 12));
+		out[1] = (char)(0x80 | ((c >> 6) & 0x3f));
+		out[2] = (char)(0x80 | (c & 0x3f));
+		n = 3;
+	} else {
+		if (c > 0x10ffff)
+			c = 0xfffd;
+		out[0] = (char)(0xf0 | (c >> 18));
+		out[1] = (char)(0x80 | ((c >> 12) & 0x3f));
+		out[2] = (char)(0x80 | ((c >> 6) & 0x3f));
+		out[3] = (char)(0x80 | (c & 0x3f));
+		n = 4;
+	}
+	sbuf_addn(b, out, n);
+}
+
+/* A str object as UTF-8; NULL if unreadable or not a compact string. */
+static char *
+read_unicode(struct py_reader *r, uint64_t addr)
+{
+	const struct py_offsets *o = &r->rt->off;
+	unsigned char hdr[128];
+	uint32_t state, kind;
+	uint64_t len, data;
+	size_t hsize = (size_t)o->unicode_compact_size, i;
+	struct sbuf b = { 0 };
+	unsigned char *raw;
+
+	if (!mem_ptr_ok(addr, 8) || hsize > sizeof hdr ||
+	    mem_read(r->rt->pid, addr, hdr, hsize) != 0)
+		return NULL;
+	state = mem_field_u32(hdr, o->unicode_state);
+	len = mem_field_u64(hdr, o->unicode_length);
+	kind = (state >> o->unicode_kind_shift) & o->unicode_kind_mask;
+	if (!(state & o->unicode_compact_bit) || len > MAX_STRING)
+		return NULL;
+	if (state & o->unicode_ascii_bit) {
+		kind = 1;
+		data = addr + (uint64_t)o->unicode_ascii_size;
+	} else {
+		data = addr + (uint64_t)o->unicode_compact_size;
+	}
+	if (kind != 1 && kind != 2 && kind != 4)
+		return NULL;
+	raw = xmalloc(len * kind + 1);
+	if (mem_read(r->rt->pid, data, raw, len * kind) != 0) {
+		free(raw);
+		return NULL;
+	}
+	if (state & o->unicode_ascii_bit) {
+		raw[len] = '\0';
+		for (i = 0; i < len; i++)
+			if (raw[i] >= 0x80)
+				raw[i] = '?';
+		return (char *)raw;
+	}
+	for (i = 0; i < len; i++) {
+		uint32_t c;
+
+		if (kind == 1)
+			c = raw[i];
+		else if (kind == 2)
+			c = (uint32_t)raw[2 * i] | (uint32_t)raw[2 * i + 1] << 8;
+		else
+			memcpy(&c, raw + 4 * i, 4);
+		append_utf8(&b, c);
+	}
+	free(raw);
+	return sbuf_steal(&b);
+}
+
+static uint8_t *
+read_bytes(struct py_reader *r, uint64_t addr, size_t *lenp)
+{
+	const struct py_offsets *o = &r->rt->off;
+	uint64_t len;
+	uint8_t *buf;
+
+	if (!mem_ptr_ok(addr, 8) ||
+	    mem_read_u64(r->rt->pid, addr + (uint64_t)o->bytes_size, &len) != 0 ||
+	    len > MAX_TABLE)
+		return NULL;
+	buf = xmalloc(len ? len : 1);
+	if (mem_read(r->rt->pid, addr + (uint64_t)o->bytes_sval, buf, len) != 0) {
+		free(buf);
+		return NULL;
+	}
+	*lenp = len;
+	return buf;
+}
+
+static void
+code_clear(struct code_info *c)
+{
+	free(c->filename);
+	free(c->name);
+	free(c->qualname);
+	free(c->table);
+	memset(c, 0, sizeof *c);
+}
+
+static size_t
+code_slot(const struct py_reader *r, uint64_t addr)
+{
+	uint64_t h = addr * 0x9e3779b97f4a7c15ull;
+
+	return (size_t)(h >> 20) & (r->acodes - 1);
+}
+
+static void
+codes_grow(struct py_reader *r)
+{
+	struct code_info *old = r->codes;
+	size_t oldn = r->acodes, i;
+
+	r->acodes = oldn ? oldn * 2 : 256;
+	r->codes = xcalloc(r->acodes, sizeof *r->codes);
+	for (i = 0; i < oldn; i++) {
+		size_t s;
+
+		if (old[i].addr == 0)
+			continue;
+		s = code_slot(r, old[i].addr);
+		while (r->codes[s].addr != 0)
+			s = (s + 1) & (r->acodes - 1);
+		r->codes[s] = old[i];
+	}
+	free(old);
+}
+
+/* The code object at addr, read or taken from the cache; never NULL. */
+static struct code_info *
+get_code(struct py_reader *r, uint64_t addr)
+{
+	const struct py_offsets *o = &r->rt->off;
+	unsigned char buf[512];
+	struct code_info *c;
+	size_t s, csize = (size_t)o->code_size;
+
+	if (r->ncodes * 2 >= r->acodes)
+		codes_grow(r);
+	s = code_slot(r, addr);
+	while (r->codes[s].addr != 0 && r->codes[s].addr != addr)
+		s = (s + 1) & (r->acodes - 1);
+	c = &r->codes[s];
+	if (c->addr == addr && c->generation == r->generation)
+		return c;
+
+	if (csize > sizeof buf)
+		csize = sizeof buf;
+	if (mem_read(r->rt->pid, addr, buf, csize) != 0) {
+		if (c->addr == 0)
+			r->ncodes++;
+		code_clear(c);
+		c->addr = addr;
+		c->generation = r->generation;
+		return c;
+	}
+	if (c->addr == addr && c->valid &&
+	    c->p_filename == mem_field_u64(buf, o->code_filename) &&
+	    c->p_name == mem_field_u64(buf, o->code_name) &&
+	    c->p_table == mem_field_u64(buf, o->code_linetable)) {
+		c->generation = r->generation;
+		return c;
+	}
+	if (c->addr == 0)
+		r->ncodes++;
+	code_clear(c);
+	c->addr = addr;
+	c->generation = r->generation;
+	c->p_filename = mem_field_u64(buf, o->code_filename);
+	c->p_name = mem_field_u64(buf, o->code_name);
+	c->p_table = mem_field_u64(buf, o->code_linetable);
+	c->firstlineno = mem_field_i32(buf, o->code_firstlineno);
+	c->filename = read_unicode(r, c->p_filename);
+	c->name = read_unicode(r, c->p_name);
+	if (o->code_qualname != PYOFF_NONE)
+		c->qualname = read_unicode(r, mem_field_u64(buf, o->code_qualname));
+	c->table = read_bytes(r, c->p_table, &c->table_len);
+	c->valid = c->filename != NULL && c->name != NULL;
+	return c;
+}
+
+/* ---- frames ------------------------------------------------------------- */
+
+static void
+push_frame(struct py_thread *t, size_t *alloc, struct code_info *c, int line,
+    bool entry)
+{
+	struct py_frame *f = ARRAY_PUSH(t->frames, t->nframes, *alloc);
+
+	memset(f, 0, sizeof *f);
+	f->code = c->addr;
+	f->filename = xstrdup(c->filename ? c->filename : "???");
+	f->name = xstrdup(c->name ? c->name : "???");
+	f->qualname = c->qualname ? xstrdup(c->qualname) : NULL;
+	f->line = line;
+	f->entry = entry;
+}
+
+static void
+free_frames(struct py_thread *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->nframes; i++) {
+		free(t->frames[i].filename);
+		free(t->frames[i].name);
+		free(t->frames[i].qualname);
+	}
+	free(t->frames);
+	t->frames = NULL;
+	t->nframes = 0;
+}
+
+/* 3.8–3.10: a chain of PyFrameObjects, one C evaluation call each. */
+static void
+read_frame_objects(struct py_reader *r, struct py_thread *t, uint64_t frame,
+    unsigned depth)
+{
+	const struct py_offsets *o = &r->rt->off;
+	unsigned char buf[512];
+	size_t alloc = 0, fsize = (size_t)o->frame_size;
+
+	if (fsize > sizeof buf)
+		fsize = sizeof buf;
+	while (frame != 0) {
+		struct code_info *c;
+		int lasti, line;
+
+		if (t->nframes >= depth) {
+			t->error = xasprintf("stack deeper than %u frames: cut", depth);
+			return;
+		}
+		if (!mem_ptr_ok(frame, 8) || mem_read(r->rt->pid, frame, buf, fsize) != 0) {
+			t->error = xasprintf("frame at 0x%llx is unreadable (the stack changed while read)",
+			    (unsigned long long)frame);
+			return;
+		}
+		c = get_code(r, mem_field_u64(buf, o->frame_code));
+		lasti = mem_field_i32(buf, o->frame_lasti);
+		if (o->version_hex >= 0x030A0000 && lasti >= 0)
+			lasti *= 2;	/* 3.10 counts instructions */
+		line = c->valid ? linetable_line(o->version_hex, c->table, c->table_len,
+		    c->firstlineno, lasti) : 0;
+		push_frame(t, &alloc, c, line, true);
+		frame = mem_field_u64(buf, o->frame_back);
+	}
+}
+
+/* 3.11+: _PyInterpreterFrames, several per C evaluation call. */
+static void
+read_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
+    unsigned depth)
+{
+	const struct py_offsets *o = &r->rt->off;
+	unsigned char buf[256];
+	size_t alloc = 0, fsize = (size_t)o->frame_size;
+	unsigned steps = 0;
+
+	if (fsize > sizeof buf)
+		fsize = sizeof buf;
+	while (frame != 0) {
+		struct code_info *c;
+		uint64_t code, instr;
+		int64_t addrq;
+		int owner, line;
+
+		if (t->nframes >= depth || ++steps > 4 * depth) {
+			t->error = xasprintf("stack deeper than %u frames: cut", depth);
+			return;
+		}
+		if (!mem_ptr_ok(frame, 8) || mem_read(r->rt->pid, frame, buf, fsize) != 0) {
+			t->error = xasprintf("frame at 0x%llx is unreadable (the stack changed while read)",
+			    (unsigned long long)frame);
+			return;
+		}
+		owner = ((const unsigned char *)buf)[o->frame_owner];
+		if (o->frame_owned_by_cstack != PYOFF_NONE && owner == o->frame_owned_by_cstack) {
+			/* 3.12+: a shim frame below each C call's first frame. */
+			if (t->nframes > 0)
+				t->frames[t->nframes - 1].entry = true;
+			frame = mem_field_u64(buf, o->frame_back);
+			continue;
+		}
+		code = mem_field_u64(buf, o->frame_code);
+		c = get_code(r, code);
+		if (!c->valid) {
+			/* 3.13: f_executable may be something other than code. */
+			frame = mem_field_u64(buf, o->frame_back);
+			continue;
+		}
+		instr = mem_field_u64(buf, o->frame_lasti);
+		addrq = (int64_t)(instr - (code + (uint64_t)o->code_code_adaptive));
+		if (addrq < -2 || addrq > (int64_t)MAX_TABLE * 8)
+			addrq = -1;
+		line = linetable_line(o->version_hex, c->table, c->table_len,
+		    c->firstlineno, addrq < 0 ? -1 : addrq);
+		push_frame(t, &alloc, c, line,
+		    o->frame_is_entry != PYOFF_NONE && ((const unsigned char *)buf)[o->frame_is_entry]);
+		frame = mem_field_u64(buf, o->frame_back);
+	}
+	/* The outermost frame is always the first of its C call. */
+	if (t->nframes > 0)
+		t->frames[t->nframes - 1].entry = true;
+}
+
+/* The innermost frame of a thread state, 0 if none. */
+static uint64_t
+current_frame(struct py_reader *r, const unsigned char *ts)
+{
+	const struct py_offsets *o = &r->rt->off;
+	uint64_t cframe, frame = 0;
+
+	if (o->tstate_cframe != PYOFF_NONE) {
+		cframe = mem_field_u64(ts, o->tstate_cframe);
+		if (!mem_ptr_ok(cframe, 8) ||
+		    mem_read_u64(r->rt->pid, cframe + (uint64_t)o->cframe_current_frame, &frame) != 0)
+			return 0;
+		return frame;
+	}
+	return mem_field_u64(ts, o->tstate_frame);
+}
+
+static void
+read_thread_frames(struct py_reader *r, struct py_thread *t, unsigned depth)
+{
+	const struct py_offsets *o = &r->rt->off;
+	unsigned char ts[1024];
+	size_t tsize = (size_t)o->tstate_size;
+	uint64_t frame;
+
+	free_frames(t);
+	free(t->error);
+	t->error = NULL;
+	if (tsize > sizeof ts)
+		tsize = sizeof ts;
+	if (mem_read(r->rt->pid, t->tstate, ts, tsize) != 0) {
+		t->error = xstrdup("thread state is unreadable (the thread ended while read)");
+		return;
+	}
+	frame = current_frame(r, ts);
+	if (o->frame_model == PY_FRAMES_OBJECTS)
+		read_frame_objects(r, t, frame, depth);
+	else
+		read_interp_frames(r, t, frame, depth);
+}
+
+/* ---- threads ------------------------------------------------------------ */
+
+/*
+ * 3.8–3.10 keep only the pthread_t (the address of glibc's struct pthread).
+ * Find where that structure keeps the kernel tid by looking for an offset
+ * at which every Python thread's struct pthread holds one of the process's
+ * tids, the same offset for all.
+ */
+static void
+find_pthread_tid_offset(struct py_reader *r, struct py_thread *threads, size_t n,
+    const struct tid_info *tids, size_t ntids)
+{
+	enum { SPAN = 2048 };
+	unsigned char *bufs;
+	bool *readable;
+	int64_t off;
+	size_t i, j, nread = 0;
+
+	if (r->pthread_tid_off >= 0 || n == 0)
+		return;
+	bufs = xmalloc(n * SPAN);
+	readable = xcalloc(n, sizeof *readable);
+	for (i = 0; i < n; i++)
+		if (mem_ptr_ok(threads[i].thread_id, 8) &&
+		    mem_read(r->rt->pid, threads[i].thread_id, bufs + i * SPAN, SPAN) == 0) {
+			readable[i] = true;
+			nread++;
+		}
+	for (off = 0; nread > 0 && off + 4 <= SPAN; off += 4) {
+		bool all = true;
+
+		for (i = 0; i < n && all; i++) {
+			int32_t v;
+			bool found = false;
+
+			if (!readable[i])
+				continue;
+			v = mem_field_i32(bufs + i * SPAN, off);
+			for (j = 0; j < ntids && !found; j++)
+				found = tids[j].tid == v;
+			all = found;
+		}
+		if (all) {
+			r->pthread_tid_off = off;
+			break;
+		}
+	}
+	free(readable);
+	free(bufs);
+}
+
+static struct tid_info *
+find_tid(struct tid_info *tids, size_t n, pid_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (tids[i].tid == tid)
+			return &tids[i];
+	return NULL;
+}
+
+/* GIL holder and the address range of the GIL structure. */
+static void
+read_gil(struct py_reader *r, uint64_t interp, uint64_t *holder, uint64_t *gil)
+{
+	const struct py_offsets *o = &r->rt->off;
+	pid_t pid = r->rt->pid;
+	uint64_t g = 0, last = 0;
+	int32_t locked = 0;
+
+	*holder = 0;
+	if (o->runtime_gil != PYOFF_NONE)
+		g = r->rt->runtime + (uint64_t)o->runtime_gil;
+	else if (o->interp_gil_ptr != PYOFF_NONE)
+		mem_read_u64(pid, interp + (uint64_t)o->interp_gil_ptr, &g);
+	*gil = mem_ptr_ok(g, 8) ? g : 0;
+	if (o->runtime_tstate_current != PYOFF_NONE) {
+		/* 3.8–3.11: the thread state that holds the GIL, NULL if none. */
+		mem_read_u64(pid, r->rt->runtime + (uint64_t)o->runtime_tstate_current, holder);
+		return;
+	}
+	if (*gil == 0)
+		return;
+	if (mem_read(pid, *gil + (uint64_t)o->gil_locked, &locked, sizeof locked) == 0 &&
+	    locked == 1 &&
+	    mem_read_u64(pid, *gil + (uint64_t)o->gil_last_holder, &last) == 0)
+		*holder = last;
+}
+
+static bool
+waits_on_gil(struct py_reader *r, pid_t tid, uint64_t gil)
+{
+	const struct py_offsets *o = &r->rt->off;
+	uint64_t arg0, size;
+	long nr;
+
+	if (gil == 0 || tid == 0 || !procfs_thread_syscall(r->rt->pid, tid, &nr, &arg0))
+		return false;
+	size = o->gil_size > 0 ? (uint64_t)o->gil_size : 256;
+	/* pthread_cond_wait / mutex lock on the GIL's own futex words. */
+	return nr == SYS_futex_nr && arg0 >= gil && arg0 < gil + size;
+}
+
+static void
+free_thread(struct py_thread *t)
+{
+	free_frames(t);
+	free(t->name);
+	free(t->error);
+	native_frames_free(t->native, t->nnative);
+	free(t->native_error);
+}
+
+void
+py_snapshot_free(struct py_snapshot *snap)
+{
+	size_t i;
+
+	if (snap == NULL)
+		return;
+	for (i = 0; i < snap->nthreads; i++)
+		free_thread(&snap->threads[i]);
+	free(snap->threads);
+	free(snap);
+}
+
+static int
+cmp_threads(const void *a, const void *b)
+{
+	const struct py_thread *x = a, *y = b;
+
+	if (x->is_main != y->is_main)
+		return x->is_main ? -1 : 1;
+	if ((x->tid == 0) != (y->tid == 0))
+		return x->tid == 0 ? 1 : -1;
+	return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+static void
+unwind_one(struct py_reader *r, struct py_thread *t, bool stopped_already,
+    unsigned depth)
+{
+	char *cause = NULL;
+
+	if (t->tid == 0) {
+		t->native_error = xstrdup("no OS thread matched: native frames unavailable");
+		return;
+	}
+	if (!stopped_already && tstop_stop(t->tid, STOP_TIMEOUT_MS, &cause) != FP_OK) {
+		t->native_error = cause;
+		return;
+	}
+	/* Read the Python frames again while stopped, so both stacks agree. */
+	if (t->tstate != 0)
+		read_thread_frames(r, t, depth);
+	if (unwinder_thread(r->unwinder, t->tid, &t->native, &t->nnative, &cause) != FP_OK)
+		t->native_error = cause;
+	if (!stopped_already)
+		tstop_resume(t->tid);
+}
+
+int
+py_reader_snapshot(struct py_reader *r, const struct py_snapshot_opts *opts,
+    struct py_snapshot **snapp, char **cause)
+{
+	const struct py_offsets *o = &r->rt->off;
+	pid_t pid = r->rt->pid, *tidv = NULL;
+	struct tid_info *tids = NULL;
+	struct py_snapshot *snap;
+	size_t ntids = 0, i, athreads = 0;
+	uint64_t interp, tstate, holder, gil;
+	unsigned depth = opts->max_depth ? opts->max_depth : DEFAULT_DEPTH;
+	int rc;
+
+	*snapp = NULL;
+	r->generation++;
+	/* States first: once anything is stopped, every thread looks stopped. */
+	if ((rc = procfs_tids(pid, &tidv, &ntids, cause)) != FP_OK)
+		return rc;
+	tids = xcalloc(ntids, sizeof *tids);
+	for (i = 0; i < ntids; i++) {
+		tids[i].tid = tidv[i];
+		procfs_thread_stat(pid, tidv[i], &tids[i].st);
+		tids[i].comm = procfs_thread_comm(pid, tidv[i]);
+	}
+	free(tidv);
+
+	snap = xcalloc(1, sizeof *snap);
+	snap->pid = pid;
+	snap->native = opts->native;
+	snap->blocked = opts->block;
+	snap->taken_ns = now_ns();
+	snprintf(snap->version, sizeof snap->version, "%s", r->rt->version);
+
+	if (opts->native && r->unwinder == NULL &&
+	    (rc = unwinder_open(pid, &r->unwinder, cause)) != FP_OK)
+		goto fail;
+	if (opts->block) {
+		for (i = 0; i < ntids; i++) {
+			char *why = NULL;
+
+			rc = tstop_stop(tids[i].tid, STOP_TIMEOUT_MS, &why);
+			if (rc == FP_OK) {
+				tids[i].stopped = true;
+			} else if (procfs_exists(pid) && rc != FP_EEXITED) {
+				fail(cause, rc, "cannot stop thread %d of process %d: %s",
+				    (int)tids[i].tid, (int)pid, why);
+				free(why);
+				goto fail;
+			}
+			free(why);
+		}
+	}
+
+	if ((rc = pyruntime_main_interp(r->rt, &interp, cause)) != FP_OK)
+		goto fail;
+	read_gil(r, interp, &holder, &gil);
+	if (mem_read_u64(pid, interp + (uint64_t)o->interp_tstate_head, &tstate) != 0) {
+		rc = procfs_exists(pid) ?
+		    fail(cause, FP_ERR, "process %d: cannot read the thread list", (int)pid) :
+		    fail(cause, FP_EEXITED, "process %d exited while being read", (int)pid);
+		goto fail;
+	}
+	while (tstate != 0) {
+		unsigned char ts[1024];
+		struct py_thread *t;
+		size_t tsize = (size_t)o->tstate_size;
+
+		if (tsize > sizeof ts)
+			tsize = sizeof ts;
+		if (snap->nthreads >= MAX_THREADS || !mem_ptr_ok(tstate, 8) ||
+		    mem_read(pid, tstate, ts, tsize) != 0)
+			break;
+		t = ARRAY_PUSH(snap->threads, snap->nthreads, athreads);
+		memset(t, 0, sizeof *t);
+		t->tstate = tstate;
+		t->thread_id = mem_field_u64(ts, o->tstate_thread_id);
+		if (o->tstate_native_thread_id != PYOFF_NONE)
+			t->tid = (pid_t)mem_field_i32(ts, o->tstate_native_thread_id);
+		tstate = mem_field_u64(ts, o->tstate_next);
+		/* A cycle means we raced with thread creation/exit. */
+		for (i = 0; i + 1 < snap->nthreads; i++)
+			if (snap->threads[i].tstate == tstate)
+				tstate = 0;
+	}
+	if (o->tstate_native_thread_id == PYOFF_NONE) {
+		find_pthread_tid_offset(r, snap->threads, snap->nthreads, tids, ntids);
+		for (i = 0; i < snap->nthreads && r->pthread_tid_off >= 0; i++) {
+			int32_t tid;
+
+			if (mem_read(pid, snap->threads[i].thread_id + (uint64_t)r->pthread_tid_off,
+			    &tid, sizeof tid) == 0)
+				snap->threads[i].tid = tid;
+		}
+	}
+
+	for (i = 0; i < snap->nthreads; i++) {
+		struct py_thread *t = &snap->threads[i];
+		struct tid_info *ti = find_tid(tids, ntids, t->tid);
+
+		if (ti == NULL) {
+			t->tid = 0;	/* a Python thread whose OS thread is gone or unmatched */
+			t->os_state = '?';
+		} else {
+			ti->used = true;
+			t->os_state = ti->st.state;
+			t->cpu_ticks = ti->st.utime + ti->st.stime;
+			t->name = ti->comm ? xstrdup(ti->comm) : NULL;
+		}
+		t->is_main = t->tid == pid;
+		read_thread_frames(r, t, depth);
+		if (t->tstate == holder)
+			t->gil = GIL_HELD;
+		else if (waits_on_gil(r, t->tid, gil))
+			t->gil = GIL_WAITING;
+		else
+			t->gil = GIL_NONE;
+	}
+
+	if (opts->native) {
+		for (i = 0; i < snap->nthreads; i++)
+			unwind_one(r, &snap->threads[i], opts->block, depth);
+		/* OS threads Python does not know (BLAS pools, CUDA, ...). */
+		for (i = 0; i < ntids; i++) {
+			struct py_thread *t;
+
+			if (tids[i].used)
+				continue;
+			t = ARRAY_PUSH(snap->threads, snap->nthreads, athreads);
+			memset(t, 0, sizeof *t);
+			t->tid = tids[i].tid;
+			t->is_main = t->tid == pid;
+			t->os_state = tids[i].st.state;
+			t->cpu_ticks = tids[i].st.utime + tids[i].st.stime;
+			t->name = tids[i].comm ? xstrdup(tids[i].comm) : NULL;
+			t->gil = waits_on_gil(r, t->tid, gil) ? GIL_WAITING : GIL_NONE;
+			unwind_one(r, t, opts->block, depth);
+		}
+		for (i = 0; i < snap->nthreads; i++) {
+			struct py_thread *t = &snap->threads[i];
+			size_t k;
+
+			for (k = 0; k < t->nnative && t->gil == GIL_NONE; k++)
+				if (t->native[k].function != NULL &&
+				    strstr(t->native[k].function, "take_gil") != NULL)
+					t->gil = GIL_WAITING;
+		}
+	}
+	qsort(snap->threads, snap->nthreads, sizeof *snap->threads, cmp_threads);
+	rc = FP_OK;
+	if (snap->nthreads == 0 && !procfs_exists(pid))
+		rc = fail(cause, FP_EEXITED, "process %d exited while being read", (int)pid);
+fail:
+	for (i = 0; i < ntids; i++) {
+		if (tids[i].stopped)
+			tstop_resume(tids[i].tid);
+		free(tids[i].comm);
+	}
+	free(tids);
+	if (rc != FP_OK) {
+		if (rc != FP_EEXITED && !procfs_exists(pid))
+			rc = fail(cause, FP_EEXITED, "process %d exited while being read", (int)pid);
+		py_snapshot_free(snap);
+		return rc;
+	}
+	*snapp = snap;
+	return FP_OK;
+}
+
+int
+py_reader_open(pid_t pid, struct py_reader **rp, char **cause)
+{
+	struct py_reader *r;
+	int rc;
+
+	*rp = NULL;
+	r = xcalloc(1, sizeof *r);
+	r->pthread_tid_off = -1;
+	if ((rc = pyruntime_open(pid, &r->rt, cause)) != FP_OK) {
+		free(r);
+		return rc;
+	}
+	*rp = r;
+	return FP_OK;
+}
+
+const struct pyruntime *
+py_reader_runtime(const struct py_reader *r)
+{
+	return r->rt;
+}
+
+void
+py_reader_close(struct py_reader *r)
+{
+	size_t i;
+
+	if (r == NULL)
+		return;
+	for (i = 0; i < r->acodes; i++)
+		code_clear(&r->codes[i]);
+	free(r->codes);
+	if (r->unwinder != NULL)
+		unwinder_close(r->unwinder);
+	pyruntime_close(r->rt);
+	free(r);
+}

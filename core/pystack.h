@@ -1,0 +1,103 @@
+/*
+ * pystack — every thread's Python stack, read from outside the process.
+ *
+ * No code runs in the target.  Memory is read with process_vm_readv; a
+ * thread is stopped (ptrace) only when the caller asks for native frames
+ * (for that thread, while it is unwound) or for a consistent snapshot
+ * (--block: every thread, for the duration of the read).  Every stopped
+ * thread is resumed before py_reader_snapshot() returns, on every path.
+ *
+ * The snapshot and everything it points to belong to the caller, freed by
+ * py_snapshot_free().
+ */
+#ifndef FP_PYSTACK_H
+#define FP_PYSTACK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "core/pyruntime.h"
+
+enum py_gil_state {
+	GIL_UNKNOWN = 0,
+	GIL_NONE,		/* neither holds nor waits */
+	GIL_HELD,		/* holds the GIL */
+	GIL_WAITING,		/* blocked taking the GIL */
+};
+
+struct py_frame {
+	char *filename;		/* co_filename, as the code object says */
+	char *name;		/* co_name */
+	char *qualname;		/* co_qualname (3.11+), else NULL */
+	int line;		/* 0 when unknown */
+	uint64_t code;		/* address of the code object */
+	/*
+	 * This frame is the outermost one run by its call of the C evaluation
+	 * loop: the boundary used to merge with native frames.
+	 */
+	bool entry;
+};
+
+struct native_frame {
+	uint64_t pc;
+	char *function;		/* symbol name, NULL when unknown */
+	uint64_t offset;	/* pc - symbol start */
+	char *module;		/* basename of the ELF file, NULL if unmapped */
+	char *file;		/* source file from debug info, or NULL */
+	int line;		/* 0 when unknown */
+	bool is_eval;		/* a CPython evaluation-loop frame */
+};
+
+struct py_thread {
+	pid_t tid;		/* OS thread id; 0 when it could not be matched */
+	uint64_t thread_id;	/* pthread_t, as threading.get_ident() */
+	char *name;		/* OS thread name (/proc/.../comm), NULL if gone */
+	char os_state;		/* /proc/.../stat state letter, read first */
+	enum py_gil_state gil;
+	bool is_main;
+	uint64_t tstate;	/* address of the PyThreadState */
+	uint64_t cpu_ticks;	/* utime + stime, clock ticks */
+
+	struct py_frame *frames;	/* innermost first */
+	size_t nframes;
+	char *error;		/* why the stack is cut short, or NULL */
+
+	struct native_frame *native;	/* innermost first; --native only */
+	size_t nnative;
+	char *native_error;	/* why native frames are missing, or NULL */
+};
+
+struct py_snapshot {
+	pid_t pid;
+	char version[24];	/* "3.12.1" */
+	struct py_thread *threads;	/* in interpreter order (newest first) */
+	size_t nthreads;
+	bool native;		/* native frames were asked for */
+	bool blocked;		/* the process was stopped while read */
+	uint64_t taken_ns;	/* now_ns() when taken */
+};
+
+struct py_snapshot_opts {
+	bool native;		/* unwind native frames (stops each thread briefly) */
+	bool block;		/* stop every thread for a consistent read */
+	unsigned max_depth;	/* frames per thread; 0 = default (4096) */
+};
+
+struct py_reader;
+
+/*
+ * Find the CPython runtime of `pid` and prepare to read it.  Returns an
+ * enum fp_status; *cause says why on failure.
+ */
+int py_reader_open(pid_t pid, struct py_reader **reader, char **cause);
+const struct pyruntime *py_reader_runtime(const struct py_reader *reader);
+int py_reader_snapshot(struct py_reader *reader,
+    const struct py_snapshot_opts *opts, struct py_snapshot **snap,
+    char **cause);
+void py_reader_close(struct py_reader *reader);
+
+void py_snapshot_free(struct py_snapshot *snap);
+void native_frames_free(struct native_frame *frames, size_t n);
+
+#endif
