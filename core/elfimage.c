@@ -106,14 +106,13 @@ symtab_lookup(Elf *elf, Elf_Scn *scn, GElf_Shdr *sh, const char *name,
 	return false;
 }
 
-bool
-elf_image_symbol(struct elf_image *img, const char *name, uint64_t *value,
-    uint64_t *size)
+static bool
+lookup(struct elf_image *img, const unsigned *types, size_t ntypes,
+    const char *name, uint64_t *value, uint64_t *size)
 {
-	static const unsigned types[] = { SHT_DYNSYM, SHT_SYMTAB };
 	size_t t;
 
-	for (t = 0; t < FP_NELEM(types); t++) {
+	for (t = 0; t < ntypes; t++) {
 		Elf_Scn *scn = NULL;
 
 		while ((scn = elf_nextscn(img->elf, scn)) != NULL) {
@@ -126,6 +125,24 @@ elf_image_symbol(struct elf_image *img, const char *name, uint64_t *value,
 		}
 	}
 	return false;
+}
+
+bool
+elf_image_symbol(struct elf_image *img, const char *name, uint64_t *value,
+    uint64_t *size)
+{
+	static const unsigned types[] = { SHT_DYNSYM, SHT_SYMTAB };
+
+	return lookup(img, types, FP_NELEM(types), name, value, size);
+}
+
+bool
+elf_image_dynsym(struct elf_image *img, const char *name, uint64_t *value,
+    uint64_t *size)
+{
+	static const unsigned types[] = { SHT_DYNSYM };
+
+	return lookup(img, types, FP_NELEM(types), name, value, size);
 }
 
 bool
@@ -164,6 +181,24 @@ bool
 elf_image_is_dyn(struct elf_image *img)
 {
 	return img->dyn;
+}
+
+const void *
+elf_image_bytes(struct elf_image *img, uint64_t vaddr, size_t len)
+{
+	size_t i, size;
+	const char *raw = elf_rawfile(img->elf, &size);
+
+	if (raw == NULL)
+		return NULL;
+	for (i = 0; i < img->nsegs; i++) {
+		const struct elf_segment *s = &img->segs[i];
+
+		if (vaddr >= s->vaddr && vaddr + len <= s->vaddr + s->filesz &&
+		    s->offset + (vaddr - s->vaddr) + len <= size)
+			return raw + s->offset + (vaddr - s->vaddr);
+	}
+	return NULL;
 }
 
 bool

@@ -24,6 +24,9 @@ void elf_image_close(struct elf_image *img);
 /* Value (link-time address) and size of a symbol; false if absent. */
 bool elf_image_symbol(struct elf_image *img, const char *name,
     uint64_t *value, uint64_t *size);
+/* The same in .dynsym only: cheap, for exported names. */
+bool elf_image_dynsym(struct elf_image *img, const char *name,
+    uint64_t *value, uint64_t *size);
 /* Link-time address and size of a section; false if absent. */
 bool elf_image_section(struct elf_image *img, const char *name,
     uint64_t *addr, uint64_t *size);
@@ -31,6 +34,11 @@ bool elf_image_section(struct elf_image *img, const char *name,
 const struct elf_segment *elf_image_segments(struct elf_image *img, size_t *n);
 /* True for ET_DYN (PIE executables and shared libraries). */
 bool elf_image_is_dyn(struct elf_image *img);
+/*
+ * The file bytes backing link-time [vaddr, vaddr+len) without a copy (the
+ * file is mapped); NULL if not in the file.  Valid until elf_image_close.
+ */
+const void *elf_image_bytes(struct elf_image *img, uint64_t vaddr, size_t len);
 /* Copy file bytes backing link-time [vaddr, vaddr+len); false if not in the file. */
 bool elf_image_read(struct elf_image *img, uint64_t vaddr, void *buf, size_t len);
 

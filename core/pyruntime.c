@@ -138,15 +138,13 @@ version_from_rodata(struct elf_image *img, int minor)
 	segs = elf_image_segments(img, &nsegs);
 	for (i = 0; i < nsegs && found == 0; i++) {
 		size_t len = segs[i].filesz, j;
-		char *buf;
+		const char *buf;
 
-		if (segs[i].write || segs[i].exec || len == 0 || len > (256u << 20))
+		if (segs[i].write || segs[i].exec || len == 0)
 			continue;
-		buf = xmalloc(len);
-		if (!elf_image_read(img, segs[i].vaddr, buf, len)) {
-			free(buf);
+		buf = elf_image_bytes(img, segs[i].vaddr, len);
+		if (buf == NULL)
 			continue;
-		}
 		for (j = 1; j + 8 < len && found == 0; j++) {
 			unsigned ma, mi, mc;
 			char tail;
@@ -157,7 +155,7 @@ version_from_rodata(struct elf_image *img, int minor)
 			 * string ("…/Python-3.9.18"): accept any non-version byte
 			 * before it.
 			 */
-			if (buf[j] != '3' || buf[j + 1] != '.' ||
+			if (buf[j] != '3' || buf[j + 1] != '.' || buf[j + 2] < '0' || buf[j + 2] > '9' ||
 			    (buf[j - 1] >= '0' && buf[j - 1] <= '9') || buf[j - 1] == '.')
 				continue;
 			if (memchr(buf + j, '\0', len - j > 16 ? 16 : len - j) == NULL)
@@ -172,7 +170,6 @@ version_from_rodata(struct elf_image *img, int minor)
 				continue;
 			found = (3u << 24) | (mi << 16) | (mc << 8) | 0xf0;
 		}
-		free(buf);
 	}
 	return found;
 }
@@ -185,7 +182,7 @@ detect_version(struct pyruntime *rt, struct candidate *c)
 	uint32_t hex = 0;
 	int minor;
 
-	if (elf_image_symbol(c->img, "Py_Version", &addr, NULL)) {
+	if (elf_image_dynsym(c->img, "Py_Version", &addr, NULL)) {
 		/* 3.11+: const unsigned long Py_Version = PY_VERSION_HEX. */
 		if (mem_read(rt->pid, addr + c->bias, &hex, sizeof hex) == 0 ||
 		    elf_image_read(c->img, addr, &hex, sizeof hex))
@@ -193,8 +190,8 @@ detect_version(struct pyruntime *rt, struct candidate *c)
 				return hex;
 	}
 	minor = minor_from_name(c->path);
-	if (minor < 0 && !elf_image_symbol(c->img, "_PyRuntime", &addr, NULL) &&
-	    !elf_image_symbol(c->img, "Py_Initialize", &addr, NULL))
+	if (minor < 0 && !elf_image_dynsym(c->img, "_PyRuntime", &addr, NULL) &&
+	    !elf_image_dynsym(c->img, "Py_Initialize", &addr, NULL))
 		return 0;
 	hex = version_from_rodata(c->img, minor);
 	if (hex == 0 && minor >= 0)

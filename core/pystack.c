@@ -45,6 +45,7 @@ struct py_reader {
 	unsigned generation;
 	int64_t pthread_tid_off;	/* 3.8–3.10: struct pthread's tid */
 	struct unwinder *unwinder;
+	struct mem_cache *mc;		/* cleared whenever the target may have run */
 };
 
 struct tid_info {
@@ -56,6 +57,18 @@ struct tid_info {
 };
 
 /* ---- reading objects ---------------------------------------------------- */
+
+static int
+rd(struct py_reader *r, uint64_t addr, void *buf, size_t len)
+{
+	return mem_cache_read(r->mc, addr, buf, len);
+}
+
+static int
+rd_u64(struct py_reader *r, uint64_t addr, uint64_t *v)
+{
+	return mem_cache_read_u64(r->mc, addr, v);
+}
 
 static void
 append_utf8(struct sbuf *b, uint32_t c)
@@ -102,7 +115,7 @@ read_unicode(struct py_reader *r, uint64_t addr)
 	unsigned char *raw;
 
 	if (!mem_ptr_ok(addr, 8) || hsize > sizeof hdr ||
-	    mem_read(r->rt->pid, addr, hdr, hsize) != 0)
+	    rd(r, addr, hdr, hsize) != 0)
 		return NULL;
 	state = mem_field_u32(hdr, o->unicode_state);
 	len = mem_field_u64(hdr, o->unicode_length);
@@ -118,7 +131,7 @@ read_unicode(struct py_reader *r, uint64_t addr)
 	if (kind != 1 && kind != 2 && kind != 4)
 		return NULL;
 	raw = xmalloc(len * kind + 1);
-	if (mem_read(r->rt->pid, data, raw, len * kind) != 0) {
+	if (rd(r, data, raw, len * kind) != 0) {
 		free(raw);
 		return NULL;
 	}
@@ -152,11 +165,11 @@ read_bytes(struct py_reader *r, uint64_t addr, size_t *lenp)
 	uint8_t *buf;
 
 	if (!mem_ptr_ok(addr, 8) ||
-	    mem_read_u64(r->rt->pid, addr + (uint64_t)o->bytes_size, &len) != 0 ||
+	    rd_u64(r, addr + (uint64_t)o->bytes_size, &len) != 0 ||
 	    len > MAX_TABLE)
 		return NULL;
 	buf = xmalloc(len ? len : 1);
-	if (mem_read(r->rt->pid, addr + (uint64_t)o->bytes_sval, buf, len) != 0) {
+	if (rd(r, addr + (uint64_t)o->bytes_sval, buf, len) != 0) {
 		free(buf);
 		return NULL;
 	}
@@ -223,7 +236,7 @@ get_code(struct py_reader *r, uint64_t addr)
 
 	if (csize > sizeof buf)
 		csize = sizeof buf;
-	if (mem_read(r->rt->pid, addr, buf, csize) != 0) {
+	if (rd(r, addr, buf, csize) != 0) {
 		if (c->addr == 0)
 			r->ncodes++;
 		code_clear(c);
@@ -307,7 +320,7 @@ read_frame_objects(struct py_reader *r, struct py_thread *t, uint64_t frame,
 			t->error = xasprintf("stack deeper than %u frames: cut", depth);
 			return;
 		}
-		if (!mem_ptr_ok(frame, 8) || mem_read(r->rt->pid, frame, buf, fsize) != 0) {
+		if (!mem_ptr_ok(frame, 8) || rd(r, frame, buf, fsize) != 0) {
 			t->error = xasprintf("frame at 0x%llx is unreadable (the stack changed while read)",
 			    (unsigned long long)frame);
 			return;
@@ -345,7 +358,7 @@ read_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
 			t->error = xasprintf("stack deeper than %u frames: cut", depth);
 			return;
 		}
-		if (!mem_ptr_ok(frame, 8) || mem_read(r->rt->pid, frame, buf, fsize) != 0) {
+		if (!mem_ptr_ok(frame, 8) || rd(r, frame, buf, fsize) != 0) {
 			t->error = xasprintf("frame at 0x%llx is unreadable (the stack changed while read)",
 			    (unsigned long long)frame);
 			return;
@@ -390,7 +403,7 @@ current_frame(struct py_reader *r, const unsigned char *ts)
 	if (o->tstate_cframe != PYOFF_NONE) {
 		cframe = mem_field_u64(ts, o->tstate_cframe);
 		if (!mem_ptr_ok(cframe, 8) ||
-		    mem_read_u64(r->rt->pid, cframe + (uint64_t)o->cframe_current_frame, &frame) != 0)
+		    rd_u64(r, cframe + (uint64_t)o->cframe_current_frame, &frame) != 0)
 			return 0;
 		return frame;
 	}
@@ -410,7 +423,7 @@ read_thread_frames(struct py_reader *r, struct py_thread *t, unsigned depth)
 	t->error = NULL;
 	if (tsize > sizeof ts)
 		tsize = sizeof ts;
-	if (mem_read(r->rt->pid, t->tstate, ts, tsize) != 0) {
+	if (rd(r, t->tstate, ts, tsize) != 0) {
 		t->error = xstrdup("thread state is unreadable (the thread ended while read)");
 		return;
 	}
@@ -445,7 +458,7 @@ find_pthread_tid_offset(struct py_reader *r, struct py_thread *threads, size_t n
 	readable = xcalloc(n, sizeof *readable);
 	for (i = 0; i < n; i++)
 		if (mem_ptr_ok(threads[i].thread_id, 8) &&
-		    mem_read(r->rt->pid, threads[i].thread_id, bufs + i * SPAN, SPAN) == 0) {
+		    rd(r, threads[i].thread_id, bufs + i * SPAN, SPAN) == 0) {
 			readable[i] = true;
 			nread++;
 		}
@@ -488,7 +501,6 @@ static void
 read_gil(struct py_reader *r, uint64_t interp, uint64_t *holder, uint64_t *gil)
 {
 	const struct py_offsets *o = &r->rt->off;
-	pid_t pid = r->rt->pid;
 	uint64_t g = 0, last = 0;
 	int32_t locked = 0;
 
@@ -496,18 +508,18 @@ read_gil(struct py_reader *r, uint64_t interp, uint64_t *holder, uint64_t *gil)
 	if (o->runtime_gil != PYOFF_NONE)
 		g = r->rt->runtime + (uint64_t)o->runtime_gil;
 	else if (o->interp_gil_ptr != PYOFF_NONE)
-		mem_read_u64(pid, interp + (uint64_t)o->interp_gil_ptr, &g);
+		rd_u64(r, interp + (uint64_t)o->interp_gil_ptr, &g);
 	*gil = mem_ptr_ok(g, 8) ? g : 0;
 	if (o->runtime_tstate_current != PYOFF_NONE) {
 		/* 3.8–3.11: the thread state that holds the GIL, NULL if none. */
-		mem_read_u64(pid, r->rt->runtime + (uint64_t)o->runtime_tstate_current, holder);
+		rd_u64(r, r->rt->runtime + (uint64_t)o->runtime_tstate_current, holder);
 		return;
 	}
 	if (*gil == 0)
 		return;
-	if (mem_read(pid, *gil + (uint64_t)o->gil_locked, &locked, sizeof locked) == 0 &&
+	if (rd(r, *gil + (uint64_t)o->gil_locked, &locked, sizeof locked) == 0 &&
 	    locked == 1 &&
-	    mem_read_u64(pid, *gil + (uint64_t)o->gil_last_holder, &last) == 0)
+	    rd_u64(r, *gil + (uint64_t)o->gil_last_holder, &last) == 0)
 		*holder = last;
 }
 
@@ -575,6 +587,7 @@ unwind_one(struct py_reader *r, struct py_thread *t, bool stopped_already,
 		return;
 	}
 	/* Read the Python frames again while stopped, so both stacks agree. */
+	mem_cache_clear(r->mc);
 	if (t->tstate != 0)
 		read_thread_frames(r, t, depth);
 	if (unwinder_thread(r->unwinder, t->tid, &t->native, &t->nnative, &cause) != FP_OK)
@@ -598,6 +611,7 @@ py_reader_snapshot(struct py_reader *r, const struct py_snapshot_opts *opts,
 
 	*snapp = NULL;
 	r->generation++;
+	mem_cache_clear(r->mc);
 	/* States first: once anything is stopped, every thread looks stopped. */
 	if ((rc = procfs_tids(pid, &tidv, &ntids, cause)) != FP_OK)
 		return rc;
@@ -639,7 +653,7 @@ py_reader_snapshot(struct py_reader *r, const struct py_snapshot_opts *opts,
 	if ((rc = pyruntime_main_interp(r->rt, &interp, cause)) != FP_OK)
 		goto fail;
 	read_gil(r, interp, &holder, &gil);
-	if (mem_read_u64(pid, interp + (uint64_t)o->interp_tstate_head, &tstate) != 0) {
+	if (rd_u64(r, interp + (uint64_t)o->interp_tstate_head, &tstate) != 0) {
 		rc = procfs_exists(pid) ?
 		    fail(cause, FP_ERR, "process %d: cannot read the thread list", (int)pid) :
 		    fail(cause, FP_EEXITED, "process %d exited while being read", (int)pid);
@@ -653,7 +667,7 @@ py_reader_snapshot(struct py_reader *r, const struct py_snapshot_opts *opts,
 		if (tsize > sizeof ts)
 			tsize = sizeof ts;
 		if (snap->nthreads >= MAX_THREADS || !mem_ptr_ok(tstate, 8) ||
-		    mem_read(pid, tstate, ts, tsize) != 0)
+		    rd(r, tstate, ts, tsize) != 0)
 			break;
 		t = ARRAY_PUSH(snap->threads, snap->nthreads, athreads);
 		memset(t, 0, sizeof *t);
@@ -672,7 +686,7 @@ py_reader_snapshot(struct py_reader *r, const struct py_snapshot_opts *opts,
 		for (i = 0; i < snap->nthreads && r->pthread_tid_off >= 0; i++) {
 			int32_t tid;
 
-			if (mem_read(pid, snap->threads[i].thread_id + (uint64_t)r->pthread_tid_off,
+			if (rd(r, snap->threads[i].thread_id + (uint64_t)r->pthread_tid_off,
 			    &tid, sizeof tid) == 0)
 				snap->threads[i].tid = tid;
 		}
@@ -764,6 +778,7 @@ py_reader_open(pid_t pid, struct py_reader **rp, char **cause)
 		free(r);
 		return rc;
 	}
+	r->mc = mem_cache_new(pid, 1024);
 	*rp = r;
 	return FP_OK;
 }
@@ -786,6 +801,7 @@ py_reader_close(struct py_reader *r)
 	free(r->codes);
 	if (r->unwinder != NULL)
 		unwinder_close(r->unwinder);
+	mem_cache_free(r->mc);
 	pyruntime_close(r->rt);
 	free(r);
 }
