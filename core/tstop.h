@@ -1,0 +1,52 @@
+/*
+ * tstop — stop one thread of another process with ptrace, and let it go.
+ *
+ * tstop_stop() seizes the thread (PTRACE_SEIZE, never PTRACE_O_EXITKILL:
+ * if we die, the target must live on) and interrupts it; when it returns 0
+ * the thread is in a ptrace-stop and its registers and stack can be read.
+ * tstop_resume() detaches.  If a signal was on its way to the thread when it
+ * stopped, the stop is that signal's delivery-stop and the signal is handed
+ * back at detach, so nothing the target should have received is lost.
+ *
+ * It must never leave a thread stopped or traced: every failure path
+ * detaches, and a thread that has not reached its stop when the timeout
+ * expires (uninterruptible sleep) is detached by the next tstop call or by
+ * tstop_release_all() as soon as it does.  A process stopped by SIGSTOP is
+ * reported and left stopped exactly as it was.
+ *
+ * ptrace belongs to the thread that attached: stop and resume a tid from
+ * the same thread of ours, and let nothing else in this process reap wait
+ * statuses of the target (no waitpid(-1, ...) in a SIGCHLD handler).
+ *
+ * The stopped tids are kept in a fixed-size registry so that
+ * tstop_release_all(), which makes only async-signal-safe calls, can let
+ * them all go from a SIGINT/SIGTERM handler or atexit.
+ */
+#ifndef FP_TSTOP_H
+#define FP_TSTOP_H
+
+#include <sys/types.h>
+
+/*
+ * Stop thread `tid` (any thread of any process), waiting at most
+ * `timeout_ms` for it to stop.  Returns 0 or an enum fp_status: FP_EEXITED
+ * when the thread does not exist or exited, FP_EPERM when we may not trace
+ * it (*cause says why: uid, CAP_SYS_PTRACE, Yama, another tracer), FP_ERR
+ * otherwise (its process is job-control stopped, the timeout expired, ...).
+ */
+int tstop_stop(pid_t tid, int timeout_ms, char **cause);
+
+/*
+ * Let a thread stopped by tstop_stop() run again, re-delivering the signal
+ * it was about to receive, if any.  Returns 0; FP_EEXITED if the thread died
+ * while stopped (SIGKILL); FP_ERR if tstop did not stop it.
+ */
+int tstop_resume(pid_t tid);
+
+/*
+ * Detach every thread tstop holds.  Only async-signal-safe calls: may be
+ * called from a signal handler (of the thread that stopped them) or atexit.
+ */
+void tstop_release_all(void);
+
+#endif
