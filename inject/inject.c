@@ -1,0 +1,1265 @@
+#include "config.h"
+
+#include "inject/inject.h"
+
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/sysmacros.h>
+#include <sys/uio.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libunwind-ptrace.h>
+#include <libelf.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/elfimage.h"
+#include "core/memread.h"
+#include "core/procfs.h"
+#include "core/util.h"
+#include "inject/ptrace.h"
+
+#define DEFAULT_TIMEOUT_MS	10000
+#define SCRATCH_SIZE		0x110000	/* strings + stack; an odd size the tests look for */
+#define STRINGS_SIZE		8192
+#define TARGET_RTLD_NOW		0x00002
+#define TARGET_RTLD_DLOPEN	0x80000000	/* __RTLD_DLOPEN, for __libc_dlopen_mode */
+#define RT_CONSISTENT		0
+#define R_DEBUG_STATE_OFF	24	/* r_version, r_map, r_brk, r_state */
+#define MAX_FRAMES_CHECKED	256
+
+/*
+ * Blocking system calls a thread sits in without holding any libc or
+ * loader lock (its wrapper takes none).  Not futex: a thread waiting on a
+ * futex may be waiting inside malloc or dlopen for another lock.
+ */
+static const long safe_syscalls[] = {
+	SYS_nanosleep, SYS_clock_nanosleep, SYS_select, SYS_pselect6,
+	SYS_poll, SYS_ppoll, SYS_epoll_wait, SYS_epoll_pwait,
+	SYS_accept, SYS_accept4, SYS_read, SYS_recvfrom, SYS_recvmsg,
+	SYS_wait4,
+};
+
+struct range {
+	uint64_t start, end;
+};
+
+/* A mapped ELF file of the target. */
+struct module {
+	char *path;		/* as /proc/<pid>/maps says */
+	uint64_t bias;		/* load address - link address */
+	uint64_t lo, hi;	/* first and last byte mapped + 1 */
+	struct range *text;	/* executable mappings */
+	size_t ntext, atext;
+	struct elf_image *img;
+	char *file;		/* the file img was opened from */
+};
+
+/* Everything found out about the target before any thread is stopped. */
+struct target {
+	pid_t pid;
+	char *exe_path;
+	struct module libc, ldso, exe, libpython;
+	bool have_ldso, have_exe, have_libpython;
+
+	uint64_t dlopen, dlsym, dlerror, dlclose, errno_location;
+	bool private_dlopen;	/* __libc_dlopen_mode: no dlerror */
+	uint64_t syscall_insn;	/* a `syscall` instruction in libc text */
+	uint64_t r_debug;	/* &_r_debug, or 0 if not found */
+	unw_addr_space_t unw;	/* NULL: stack checks skipped */
+};
+
+/* Why a thread was not a safe point, for the final message. */
+struct verdicts {
+	struct sbuf why;
+	unsigned tried, loader_busy;
+};
+
+/* ---- symbols in the target's own files ----------------------------------- */
+
+static bool
+module_contains(const struct module *m, uint64_t addr)
+{
+	size_t i;
+
+	for (i = 0; i < m->ntext; i++)
+		if (addr >= m->text[i].start && addr < m->text[i].end)
+			return true;
+	return false;
+}
+
+static const char *
+base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s != NULL ? s + 1 : path;
+}
+
+static bool
+is_libc(const char *base)
+{
+	return strcmp(base, "libc.so.6") == 0 ||
+	    (strncmp(base, "libc-2.", 7) == 0 && strstr(base, ".so") != NULL);
+}
+
+static bool
+is_ldso(const char *base)
+{
+	return strncmp(base, "ld-linux", 8) == 0 ||
+	    (strncmp(base, "ld-2.", 5) == 0 && strstr(base, ".so") != NULL);
+}
+
+static bool
+is_libpython(const char *base)
+{
+	return strncmp(base, "libpython3", 10) == 0 && strstr(base, ".so") != NULL;
+}
+
+static void
+module_free(struct module *m)
+{
+	if (m->img != NULL)
+		elf_image_close(m->img);
+	free(m->path);
+	free(m->file);
+	free(m->text);
+	memset(m, 0, sizeof *m);
+}
+
+/*
+ * Fill `m` from the mappings of `path` and open the very file mapped (via
+ * /proc/<pid>/map_files, which survives a package upgrade that replaced
+ * the file on disk; /proc/<pid>/root otherwise).
+ */
+static int
+module_open(pid_t pid, const struct proc_maps *maps, const char *path,
+    struct module *m, char **cause)
+{
+	const struct proc_map *first = NULL;
+	const struct elf_segment *seg;
+	char *file;
+	size_t i, nseg;
+	uint64_t link = UINT64_MAX;
+	int rc;
+
+	memset(m, 0, sizeof *m);
+	m->path = xstrdup(path);
+	m->lo = UINT64_MAX;
+	for (i = 0; i < maps->n; i++) {
+		const struct proc_map *pm = &maps->maps[i];
+
+		if (pm->path == NULL || strcmp(pm->path, path) != 0)
+			continue;
+		if (pm->offset == 0 && (first == NULL || pm->start < first->start))
+			first = pm;
+		if (pm->start < m->lo)
+			m->lo = pm->start;
+		if (pm->end > m->hi)
+			m->hi = pm->end;
+		if (pm->perms[2] == 'x') {
+			struct range *r = ARRAY_PUSH(m->text, m->ntext, m->atext);
+
+			r->start = pm->start;
+			r->end = pm->end;
+		}
+	}
+	if (first == NULL)
+		return fail(cause, FP_ERR, "%s is not mapped from its start in "
+		    "process %d", path, (int)pid);
+
+	file = xasprintf("/proc/%d/map_files/%llx-%llx", (int)pid,
+	    (unsigned long long)first->start, (unsigned long long)first->end);
+	rc = elf_image_open(file, &m->img, NULL);
+	if (rc != 0) {
+		free(file);
+		file = procfs_target_path(pid, path);
+		rc = elf_image_open(file, &m->img, cause);
+		if (rc != 0) {
+			free(file);
+			return rc;
+		}
+	}
+	m->file = file;
+	seg = elf_image_segments(m->img, &nseg);
+	for (i = 0; i < nseg; i++)
+		if (seg[i].offset == 0 && seg[i].vaddr < link)
+			link = seg[i].vaddr;
+	if (link == UINT64_MAX)
+		return fail(cause, FP_ERR, "%s has no load segment at offset 0",
+		    path);
+	m->bias = elf_image_is_dyn(m->img) ? first->start - (link & ~0xfffull) : 0;
+	return FP_OK;
+}
+
+/*
+ * The address of `name` at its default version (name@@VERSION) in the
+ * .dynsym of `m`; *version gets the version's name.  glibc 2.34 moved
+ * dlopen and friends into libc.so.6 as dlopen@@GLIBC_2.34 and kept
+ * dlopen@GLIBC_2.2.5 as a compat alias; older glibc has them in libdl.
+ */
+static bool
+dynsym_default(const struct module *m, const char *name, uint64_t *addr,
+    char *version, size_t versionlen)
+{
+	Elf_Data *syms = NULL, *versym = NULL, *verdef = NULL;
+	size_t symstr = 0, defstr = 0, nsyms = 0, i;
+	Elf_Scn *scn = NULL;
+	bool found = false;
+	Elf *elf;
+	int fd;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return false;
+	if ((fd = open(m->file, O_RDONLY | O_CLOEXEC)) == -1)
+		return false;
+	if ((elf = elf_begin(fd, ELF_C_READ_MMAP, NULL)) == NULL) {
+		close(fd);
+		return false;
+	}
+	while ((scn = elf_nextscn(elf, scn)) != NULL) {
+		GElf_Shdr sh;
+
+		if (gelf_getshdr(scn, &sh) == NULL)
+			continue;
+		if (sh.sh_type == SHT_DYNSYM) {
+			syms = elf_getdata(scn, NULL);
+			symstr = sh.sh_link;
+			nsyms = sh.sh_entsize ? sh.sh_size / sh.sh_entsize : 0;
+		} else if (sh.sh_type == SHT_GNU_versym) {
+			versym = elf_getdata(scn, NULL);
+		} else if (sh.sh_type == SHT_GNU_verdef) {
+			verdef = elf_getdata(scn, NULL);
+			defstr = sh.sh_link;
+		}
+	}
+	for (i = 0; syms != NULL && i < nsyms && !found; i++) {
+		GElf_Versym vs = 0;
+		GElf_Sym sym;
+		const char *s;
+		size_t off = 0;
+
+		if (gelf_getsym(syms, (int)i, &sym) == NULL ||
+		    sym.st_shndx == SHN_UNDEF || sym.st_value == 0)
+			continue;
+		s = elf_strptr(elf, symstr, sym.st_name);
+		if (s == NULL || strcmp(s, name) != 0)
+			continue;
+		if (versym == NULL) {
+			/* Unversioned: the only definition there is. */
+			snprintf(version, versionlen, "%s", "");
+			*addr = m->bias + sym.st_value;
+			found = true;
+			break;
+		}
+		if (gelf_getversym(versym, (int)i, &vs) == NULL ||
+		    (vs & 0x8000) != 0)
+			continue;	/* hidden: a compat version */
+		snprintf(version, versionlen, "%s", "?");
+		while (verdef != NULL) {
+			GElf_Verdef vd;
+			GElf_Verdaux va;
+
+			if (gelf_getverdef(verdef, (int)off, &vd) == NULL)
+				break;
+			if (vd.vd_ndx == (vs & 0x7fff) &&
+			    gelf_getverdaux(verdef, (int)(off + vd.vd_aux), &va) != NULL) {
+				const char *vn = elf_strptr(elf, defstr, va.vda_name);
+
+				snprintf(version, versionlen, "%s", vn ? vn : "?");
+				break;
+			}
+			if (vd.vd_next == 0)
+				break;
+			off += vd.vd_next;
+		}
+		*addr = m->bias + sym.st_value;
+		found = true;
+	}
+	elf_end(elf);
+	close(fd);
+	return found;
+}
+
+/* Check that `len` bytes of the target at `addr` are those of the file. */
+static bool
+same_code(pid_t pid, const struct module *m, uint64_t addr, size_t len)
+{
+	unsigned char want[32], got[32];
+
+	if (len > sizeof want)
+		len = sizeof want;
+	return elf_image_read(m->img, addr - m->bias, want, len) &&
+	    mem_read(pid, addr, got, len) == 0 && memcmp(want, got, len) == 0;
+}
+
+/* A `syscall` (0f 05) in libc text, preferably inside syscall(3). */
+static int
+find_syscall_insn(pid_t pid, struct target *tg, char **cause)
+{
+	const struct elf_segment *seg;
+	uint64_t value, size, a;
+	unsigned char got[2];
+	const unsigned char *p;
+	size_t i, n, j;
+
+	if (elf_image_dynsym(tg->libc.img, "syscall", &value, &size) &&
+	    size > 2 && size < 4096 &&
+	    (p = elf_image_bytes(tg->libc.img, value, size)) != NULL) {
+		for (j = 0; j + 1 < size; j++) {
+			if (p[j] == 0x0f && p[j + 1] == 0x05) {
+				a = tg->libc.bias + value + j;
+				if (module_contains(&tg->libc, a) &&
+				    mem_read(pid, a, got, 2) == 0 &&
+				    got[0] == 0x0f && got[1] == 0x05) {
+					tg->syscall_insn = a;
+					return FP_OK;
+				}
+			}
+		}
+	}
+	seg = elf_image_segments(tg->libc.img, &n);
+	for (i = 0; i < n; i++) {
+		if (!seg[i].exec || (p = elf_image_bytes(tg->libc.img,
+		    seg[i].vaddr, seg[i].filesz)) == NULL)
+			continue;
+		for (j = 0; j + 1 < seg[i].filesz; j++) {
+			if (p[j] != 0x0f || p[j + 1] != 0x05)
+				continue;
+			a = tg->libc.bias + seg[i].vaddr + j;
+			if (module_contains(&tg->libc, a) &&
+			    mem_read(pid, a, got, 2) == 0 &&
+			    got[0] == 0x0f && got[1] == 0x05) {
+				tg->syscall_insn = a;
+				return FP_OK;
+			}
+		}
+	}
+	return fail(cause, FP_ERR, "no system call instruction found in the "
+	    "text of %s in process %d", tg->libc.path, (int)pid);
+}
+
+/*
+ * The address of the loader's r_debug: _r_debug in ld.so, or what DT_DEBUG
+ * of the executable's dynamic section points to.  0 if neither is found.
+ */
+static uint64_t
+find_r_debug(pid_t pid, struct target *tg)
+{
+	uint64_t value, size, addr, d[2];
+	size_t i;
+
+	if (tg->have_ldso && elf_image_dynsym(tg->ldso.img, "_r_debug", &value,
+	    &size))
+		return tg->ldso.bias + value;
+	if (!tg->have_exe || !elf_image_section(tg->exe.img, ".dynamic", &addr,
+	    &size))
+		return 0;
+	for (i = 0; i < size / 16 && i < 512; i++) {
+		if (mem_read(pid, tg->exe.bias + addr + 16 * i, d, sizeof d) != 0)
+			return 0;
+		if (d[0] == 0)	/* DT_NULL */
+			return 0;
+		if (d[0] == 21)	/* DT_DEBUG */
+			return mem_ptr_ok(d[1], 8) ? d[1] : 0;
+	}
+	return 0;
+}
+
+static void
+target_free(struct target *tg)
+{
+	module_free(&tg->libc);
+	module_free(&tg->ldso);
+	module_free(&tg->exe);
+	module_free(&tg->libpython);
+	if (tg->unw != NULL)
+		unw_destroy_addr_space(tg->unw);
+	free(tg->exe_path);
+	memset(tg, 0, sizeof *tg);
+}
+
+/* Resolve everything the injection needs in the target's own files. */
+static int
+target_open(pid_t pid, struct target *tg, char **cause)
+{
+	struct proc_maps maps = { 0 };
+	const char *libc = NULL, *ldso = NULL, *libpy = NULL, *libdl = NULL;
+	char version[64], path[64], *exe;
+	struct module dl;
+	ssize_t len;
+	size_t i;
+	int rc;
+
+	memset(tg, 0, sizeof *tg);
+	tg->pid = pid;
+	if ((rc = procfs_maps_read(pid, &maps, cause)) != 0)
+		return rc;
+
+	snprintf(path, sizeof path, "/proc/%d/exe", (int)pid);
+	exe = xmalloc(PATH_MAX);
+	len = readlink(path, exe, PATH_MAX - 1);
+	exe[len > 0 ? len : 0] = '\0';
+	tg->exe_path = exe;
+
+	for (i = 0; i < maps.n; i++) {
+		const char *p = maps.maps[i].path, *b;
+
+		if (p == NULL || p[0] != '/')
+			continue;
+		b = base_name(p);
+		if (libc == NULL && is_libc(b))
+			libc = p;
+		else if (ldso == NULL && is_ldso(b))
+			ldso = p;
+		else if (libpy == NULL && is_libpython(b))
+			libpy = p;
+		else if (libdl == NULL && strncmp(b, "libdl.so", 8) == 0)
+			libdl = p;
+	}
+	if (libc == NULL) {
+		rc = fail(cause, FP_ERR, "process %d has no glibc (libc.so.6) "
+		    "mapped: a static or musl program cannot be injected into",
+		    (int)pid);
+		goto out;
+	}
+	if ((rc = module_open(pid, &maps, libc, &tg->libc, cause)) != 0)
+		goto out;
+	if (ldso != NULL && module_open(pid, &maps, ldso, &tg->ldso, NULL) == 0)
+		tg->have_ldso = true;
+	if (libpy != NULL &&
+	    module_open(pid, &maps, libpy, &tg->libpython, NULL) == 0)
+		tg->have_libpython = true;
+	if (exe[0] != '\0' && module_open(pid, &maps, exe, &tg->exe, NULL) == 0)
+		tg->have_exe = true;
+
+	if (dynsym_default(&tg->libc, "dlopen", &tg->dlopen, version,
+	    sizeof version)) {
+		/* glibc 2.34+: dlopen@@GLIBC_2.34 and friends in libc. */
+		if (!dynsym_default(&tg->libc, "dlsym", &tg->dlsym, version,
+		    sizeof version) ||
+		    !dynsym_default(&tg->libc, "dlerror", &tg->dlerror, version,
+		    sizeof version) ||
+		    !dynsym_default(&tg->libc, "dlclose", &tg->dlclose, version,
+		    sizeof version)) {
+			rc = fail(cause, FP_ERR, "%s has dlopen but not dlsym, "
+			    "dlerror and dlclose", libc);
+			goto out;
+		}
+	} else if (libdl != NULL &&
+	    module_open(pid, &maps, libdl, &dl, NULL) == 0) {
+		/* Older glibc with libdl.so.2 already loaded. */
+		bool ok = dynsym_default(&dl, "dlopen", &tg->dlopen, version,
+		    sizeof version) &&
+		    dynsym_default(&dl, "dlsym", &tg->dlsym, version,
+		    sizeof version) &&
+		    dynsym_default(&dl, "dlerror", &tg->dlerror, version,
+		    sizeof version) &&
+		    dynsym_default(&dl, "dlclose", &tg->dlclose, version,
+		    sizeof version) &&
+		    same_code(pid, &dl, tg->dlopen, 16);
+
+		module_free(&dl);
+		if (!ok) {
+			rc = fail(cause, FP_ERR, "cannot resolve dlopen in %s "
+			    "of process %d", libdl, (int)pid);
+			goto out;
+		}
+	} else if (dynsym_default(&tg->libc, "__libc_dlopen_mode", &tg->dlopen,
+	    version, sizeof version) &&
+	    dynsym_default(&tg->libc, "__libc_dlsym", &tg->dlsym, version,
+	    sizeof version)) {
+		/* Older glibc without libdl loaded: its private entry points. */
+		tg->private_dlopen = true;
+		(void)dynsym_default(&tg->libc, "__libc_dlclose", &tg->dlclose,
+		    version, sizeof version);
+	} else {
+		rc = fail(cause, FP_ERR, "cannot find dlopen in %s of process "
+		    "%d (neither dlopen@@GLIBC_2.34 nor __libc_dlopen_mode)",
+		    libc, (int)pid);
+		goto out;
+	}
+	if (!elf_image_dynsym(tg->libc.img, "__errno_location",
+	    &tg->errno_location, NULL)) {
+		rc = fail(cause, FP_ERR, "cannot find __errno_location in %s",
+		    libc);
+		goto out;
+	}
+	tg->errno_location += tg->libc.bias;
+	/*
+	 * The file we read must be the one mapped: compare the first bytes
+	 * of dlopen on disk with the target's memory.
+	 */
+	if (!tg->private_dlopen && module_contains(&tg->libc, tg->dlopen) &&
+	    !same_code(pid, &tg->libc, tg->dlopen, 16)) {
+		rc = fail(cause, FP_ERR, "the code of dlopen in process %d does "
+		    "not match %s on disk (replaced since the process started?)",
+		    (int)pid, libc);
+		goto out;
+	}
+	if ((rc = find_syscall_insn(pid, tg, cause)) != 0)
+		goto out;
+	tg->r_debug = find_r_debug(pid, tg);
+	if (tg->r_debug == 0) {
+		rc = fail(cause, FP_ERR, "cannot find the dynamic loader's "
+		    "r_debug in process %d (no _r_debug in ld.so, no DT_DEBUG), "
+		    "so it cannot be checked that no library is being loaded",
+		    (int)pid);
+		goto out;
+	}
+	/* Without an unwinder only the instruction pointer is checked. */
+	if ((tg->unw = unw_create_addr_space(&_UPT_accessors, 0)) != NULL)
+		(void)unw_set_caching_policy(tg->unw, UNW_CACHE_GLOBAL);
+	rc = FP_OK;
+out:
+	procfs_maps_free(&maps);
+	if (rc != FP_OK)
+		target_free(tg);
+	return rc;
+}
+
+/* ---- is it a safe point? ----------------------------------------------- */
+
+static bool
+is_safe_syscall(long nr)
+{
+	size_t i;
+
+	for (i = 0; i < FP_NELEM(safe_syscalls); i++)
+		if (safe_syscalls[i] == nr)
+			return true;
+	return false;
+}
+
+static bool
+in_python_text(const struct target *tg, uint64_t pc)
+{
+	return (tg->have_exe && module_contains(&tg->exe, pc)) ||
+	    (tg->have_libpython && module_contains(&tg->libpython, pc));
+}
+
+enum frame_class { FRAME_LIBC, FRAME_LDSO, FRAME_EXE, FRAME_OTHER };
+
+static enum frame_class
+classify(const struct target *tg, uint64_t pc)
+{
+	if (module_contains(&tg->libc, pc))
+		return FRAME_LIBC;
+	if (tg->have_ldso && module_contains(&tg->ldso, pc))
+		return FRAME_LDSO;
+	if (tg->have_exe && module_contains(&tg->exe, pc))
+		return FRAME_EXE;
+	return FRAME_OTHER;
+}
+
+/*
+ * Look at the whole native stack: the thread must not be inside the loader
+ * at any depth, and libc may appear only as the innermost system call
+ * wrapper (in_syscall) and as the outermost thread entry (start_thread,
+ * __libc_start_main, under _start).  A libc frame anywhere else means
+ * libc called back into other code (a signal handler over malloc, qsort,
+ * dl_iterate_phdr) and may hold a lock.  NULL if safe, else why not.
+ */
+/*
+ * The return addresses of the stopped thread, innermost first.  Only pcs:
+ * libunwind-ptrace finds the CFI in the files named by /proc/<pid>/maps
+ * (a few ms; symbolizing with libdw, as core/unwind does, costs 60 ms).
+ * Those paths are ours, so in a container this may find nothing; then 0.
+ */
+static size_t
+stack_pcs(const struct target *tg, pid_t tid, uint64_t *pcs, size_t max)
+{
+	unw_word_t pc, sp, prev_sp = 0;
+	unw_cursor_t cursor;
+	size_t n = 0;
+	void *upt;
+
+	if (tg->unw == NULL || (upt = _UPT_create(tid)) == NULL)
+		return 0;
+	if (unw_init_remote(&cursor, tg->unw, upt) == 0) {
+		while (n < max) {
+			if (unw_get_reg(&cursor, UNW_REG_IP, &pc) < 0 ||
+			    unw_get_reg(&cursor, UNW_REG_SP, &sp) < 0 || pc == 0)
+				break;
+			if (n > 0 && sp == prev_sp && pc == pcs[n - 1])
+				break;	/* no progress */
+			pcs[n++] = pc;
+			prev_sp = sp;
+			if (unw_step(&cursor) <= 0)
+				break;
+		}
+	}
+	_UPT_destroy(upt);
+	return n;
+}
+
+/*
+ * Look at the whole native stack: the thread must not be inside the loader
+ * at any depth, and libc may appear only as the innermost system call
+ * wrapper (in_syscall) and as the outermost thread entry (start_thread,
+ * __libc_start_main, under _start).  A libc frame anywhere else means
+ * libc called back into other code (a signal handler over malloc, qsort,
+ * dl_iterate_phdr) and may hold a lock.  NULL if safe (or if the stack
+ * cannot be unwound: then the instruction pointer alone decided), else
+ * why not.
+ */
+static const char *
+stack_unsafe(const struct target *tg, pid_t tid, bool in_syscall)
+{
+	uint64_t pcs[MAX_FRAMES_CHECKED];
+	size_t n, i, k;
+
+	n = stack_pcs(tg, tid, pcs, FP_NELEM(pcs));
+	for (i = 0; i < n; i++)
+		if (classify(tg, pcs[i]) == FRAME_LDSO)
+			return "it is inside the dynamic loader";
+	i = 0;
+	if (in_syscall)
+		while (i < n && i < 3 && classify(tg, pcs[i]) == FRAME_LIBC)
+			i++;
+	for (; i < n; i++) {
+		if (classify(tg, pcs[i]) != FRAME_LIBC)
+			continue;
+		/* Only the thread entry may follow. */
+		for (k = i; k < n; k++) {
+			enum frame_class c = classify(tg, pcs[k]);
+
+			if (c != FRAME_LIBC && !(c == FRAME_EXE && k == n - 1))
+				return "libc is in the middle of its stack (a "
+				    "callback or signal handler; libc may hold a "
+				    "lock)";
+		}
+		break;
+	}
+	return NULL;
+}
+
+/* ---- running code in the target ---------------------------------------- */
+
+static int
+write_target(pid_t pid, uint64_t addr, const void *buf, size_t len,
+    char **cause)
+{
+	struct iovec local = { (void *)buf, len };
+	struct iovec remote = { (void *)(uintptr_t)addr, len };
+
+	if (process_vm_writev(pid, &local, 1, &remote, 1, 0) != (ssize_t)len)
+		return fail(cause, FP_ERR, "cannot write to process %d at "
+		    "0x%llx: %s", (int)pid, (unsigned long long)addr,
+		    strerror(errno));
+	return FP_OK;
+}
+
+static const char *
+fault_name(const siginfo_t *si)
+{
+	static char buf[32];
+
+	switch (si->si_signo) {
+	case SIGSEGV:
+		return "SIGSEGV";
+	case SIGBUS:
+		return "SIGBUS";
+	case SIGILL:
+		return "SIGILL";
+	case SIGFPE:
+		return "SIGFPE";
+	case SIGTRAP:
+		return "SIGTRAP";
+	case SIGSYS:
+		return "SIGSYS";
+	}
+	snprintf(buf, sizeof buf, "signal %d", si->si_signo);
+	return buf;
+}
+
+static int
+seccomp_refused(struct ptrace_thread *t, const char *what, char **cause)
+{
+	return fail(cause, FP_EPERM, "%s in process %d was refused by its "
+	    "seccomp filter (SIGSYS); the process forbids what injection "
+	    "needs: use the outside view only", what, (int)t->pid);
+}
+
+/*
+ * After a system call single-stepped into a seccomp SIGSYS, the step's
+ * SIGTRAP is still pending: detached, the thread would die of it.  Take
+ * every pending trap off by running the thread at address 0 (no user
+ * instruction runs: pending signals are delivered first, and then the
+ * fetch at 0 faults); the fault at 0 says nothing is left.
+ */
+static void
+drain_traps(struct ptrace_thread *t, uint64_t deadline)
+{
+	struct user_regs_struct r = t->regs;
+	struct ptrace_stop stop;
+	int i;
+
+	r.rip = 0;
+	r.orig_rax = (uint64_t)-1;
+	r.eflags &= ~0x100ull;
+	for (i = 0; i < 8; i++) {
+		if (ptrace_thread_setregs(t, &r, NULL) != 0 ||
+		    ptrace_thread_run(t, false, deadline, &stop, NULL) != 0 ||
+		    ptrace_thread_getregs(t, &r, NULL) != 0)
+			return;
+		if (stop.kind == PTRACE_STOP_FAULT &&
+		    stop.si.si_signo == SIGSEGV && r.rip == 0)
+			return;
+		r.rip = 0;
+	}
+}
+
+/* Run one system call on the thread through libc's `syscall` instruction. */
+static int
+remote_syscall(struct ptrace_thread *t, const struct target *tg,
+    uint64_t deadline, long nr, uint64_t a0, uint64_t a1, uint64_t a2,
+    uint64_t a3, uint64_t a4, uint64_t a5, int64_t *ret, char **cause)
+{
+	struct user_regs_struct r = t->regs;
+	struct ptrace_stop stop;
+	int rc;
+
+	r.rax = (uint64_t)nr;
+	r.rdi = a0;
+	r.rsi = a1;
+	r.rdx = a2;
+	r.r10 = a3;
+	r.r8 = a4;
+	r.r9 = a5;
+	r.orig_rax = (uint64_t)-1;	/* no restart of the interrupted call */
+	r.rip = tg->syscall_insn;
+	r.eflags &= ~0x100ull;		/* TF */
+	if ((rc = ptrace_thread_setregs(t, &r, cause)) != 0)
+		return rc;
+	if ((rc = ptrace_thread_run(t, true, deadline, &stop, cause)) != 0)
+		return rc;
+	if (stop.kind == PTRACE_STOP_SECCOMP) {
+		drain_traps(t, deadline > now_ns() + 500000000ull ? deadline :
+		    now_ns() + 500000000ull);
+		return seccomp_refused(t, "a system call", cause);
+	}
+	if ((rc = ptrace_thread_getregs(t, &r, cause)) != 0)
+		return rc;
+	if (stop.si.si_signo != SIGTRAP || r.rip != tg->syscall_insn + 2)
+		return fail(cause, FP_ERR, "system call %ld in process %d "
+		    "stopped with %s at 0x%llx instead of returning", nr,
+		    (int)t->pid, fault_name(&stop.si), (unsigned long long)r.rip);
+	*ret = (int64_t)r.rax;
+	return FP_OK;
+}
+
+/*
+ * Call fn(a0, a1) on the private stack whose top is `stack_top`, with a
+ * return address of 0: the return faults at address 0, which is how we get
+ * the thread back, with the result in rax.
+ */
+static int
+remote_call(struct ptrace_thread *t, uint64_t stack_top, uint64_t deadline,
+    const char *what, uint64_t fn, uint64_t a0, uint64_t a1, uint64_t *ret,
+    char **cause)
+{
+	struct user_regs_struct r = t->regs;
+	struct ptrace_stop stop;
+	uint64_t zero = 0;
+	int rc;
+
+	/* At entry rsp + 8 is 16-byte aligned, as after a call. */
+	r.rsp = (stack_top & ~15ull) - 8;
+	if ((rc = write_target(t->pid, r.rsp, &zero, sizeof zero, cause)) != 0)
+		return rc;
+	r.rip = fn;
+	r.rdi = a0;
+	r.rsi = a1;
+	r.rax = 0;
+	r.orig_rax = (uint64_t)-1;
+	r.eflags &= ~(0x100ull | 0x400ull);	/* TF, DF */
+	if ((rc = ptrace_thread_setregs(t, &r, cause)) != 0)
+		return rc;
+	if ((rc = ptrace_thread_run(t, false, deadline, &stop, cause)) != 0) {
+		if (rc == FP_ERR && t->attached)
+			return fail(cause, FP_ERR, "%s did not return in process "
+			    "%d before the timeout (a lock held by another "
+			    "thread?); the thread was pulled out of it", what,
+			    (int)t->pid);
+		return rc;
+	}
+	if (stop.kind == PTRACE_STOP_SECCOMP)
+		return seccomp_refused(t, what, cause);
+	if ((rc = ptrace_thread_getregs(t, &r, cause)) != 0)
+		return rc;
+	if (stop.si.si_signo != SIGSEGV || r.rip != 0)
+		return fail(cause, FP_ERR, "%s crashed in process %d with %s at "
+		    "0x%llx (address 0x%llx); the thread's registers were put "
+		    "back", what, (int)t->pid, fault_name(&stop.si),
+		    (unsigned long long)r.rip,
+		    (unsigned long long)(uintptr_t)stop.si.si_addr);
+	*ret = r.rax;
+	return FP_OK;
+}
+
+/* Read a NUL-terminated string of the target (for dlerror()). */
+static char *
+read_cstring(pid_t pid, uint64_t addr)
+{
+	char buf[512];
+	size_t i;
+
+	if (!mem_ptr_ok(addr, 1))
+		return xstrdup("(no message)");
+	for (i = 0; i < sizeof buf - 1; i++)
+		if (mem_read(pid, addr + i, &buf[i], 1) != 0 || buf[i] == '\0')
+			break;
+	buf[i] = '\0';
+	return xstrdup(buf);
+}
+
+static char *
+remote_dlerror(struct ptrace_thread *t, const struct target *tg,
+    uint64_t stack_top, uint64_t deadline)
+{
+	uint64_t msg = 0;
+
+	if (tg->private_dlopen || remote_call(t, stack_top, deadline, "dlerror",
+	    tg->dlerror, 0, 0, &msg, NULL) != 0)
+		return xstrdup("(no message)");
+	return read_cstring(t->pid, msg);
+}
+
+/*
+ * With the thread stopped at a safe point and its state saved: map the
+ * scratch area, dlopen, dlsym, call, unmap.  Leaves the thread stopped
+ * (release puts its registers back); returns an enum fp_status.
+ */
+static int
+hijack(struct ptrace_thread *t, const struct target *tg, const char *lib,
+    const char *symbol, const char *arg, uint64_t deadline, char **cause)
+{
+	uint64_t scratch = 0, top, handle = 0, fn = 0, errp = 0, ret, a_lib,
+	    a_sym, a_arg = 0;
+	size_t llib = strlen(lib) + 1, lsym = strlen(symbol) + 1,
+	    larg = arg != NULL ? strlen(arg) + 1 : 0;
+	int saved_errno = 0, rc, rc2;
+	int64_t sret;
+	char *strings, *msg;
+
+	rc = remote_syscall(t, tg, deadline, SYS_mmap, 0, SCRATCH_SIZE,
+	    PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+	    (uint64_t)-1, 0, &sret, cause);
+	if (rc != 0)
+		return rc;
+	if (sret < 0 && sret > -4096)
+		return fail(cause, FP_ERR, "mmap of %d bytes in process %d "
+		    "failed: %s", SCRATCH_SIZE, (int)t->pid, strerror((int)-sret));
+	scratch = (uint64_t)sret;
+	top = scratch + SCRATCH_SIZE;
+
+	/* Strings at the bottom, the stack growing down from the top. */
+	strings = xcalloc(1, STRINGS_SIZE);
+	a_lib = scratch;
+	memcpy(strings, lib, llib);
+	a_sym = a_lib + llib;
+	memcpy(strings + llib, symbol, lsym);
+	if (arg != NULL) {
+		a_arg = a_sym + lsym;
+		memcpy(strings + llib + lsym, arg, larg);
+	}
+	rc = write_target(t->pid, scratch, strings, llib + lsym + larg, cause);
+	free(strings);
+	if (rc != 0)
+		goto unmap;
+
+	/* dlopen sets errno even when it succeeds: keep the thread's. */
+	if ((rc = remote_call(t, top, deadline, "__errno_location",
+	    tg->errno_location, 0, 0, &errp, cause)) != 0)
+		goto unmap;
+	if (mem_read(t->pid, errp, &saved_errno, sizeof saved_errno) != 0)
+		errp = 0;
+
+	if (tg->private_dlopen)
+		rc = remote_call(t, top, deadline, "__libc_dlopen_mode",
+		    tg->dlopen, a_lib, TARGET_RTLD_NOW | TARGET_RTLD_DLOPEN,
+		    &handle, cause);
+	else
+		rc = remote_call(t, top, deadline, "dlopen", tg->dlopen, a_lib,
+		    TARGET_RTLD_NOW, &handle, cause);
+	if (rc != 0)
+		goto unmap;
+	if (handle == 0) {
+		msg = remote_dlerror(t, tg, top, deadline);
+		rc = fail(cause, FP_ERR, "dlopen(\"%s\") failed in process %d: "
+		    "%s", lib, (int)t->pid, msg);
+		free(msg);
+		goto unmap;
+	}
+	if ((rc = remote_call(t, top, deadline, "dlsym", tg->dlsym, handle,
+	    a_sym, &fn, cause)) != 0)
+		goto unmap;
+	if (fn == 0) {
+		msg = remote_dlerror(t, tg, top, deadline);
+		rc = fail(cause, FP_ERR, "%s has no symbol %s (%s); it was "
+		    "unloaded again", lib, symbol, msg);
+		free(msg);
+		if (tg->dlclose != 0)
+			(void)remote_call(t, top, deadline, "dlclose",
+			    tg->dlclose, handle, 0, &ret, NULL);
+		goto unmap;
+	}
+	rc = remote_call(t, top, deadline, symbol, fn, a_arg, 0, &ret, cause);
+
+unmap:
+	if (errp != 0)
+		(void)write_target(t->pid, errp, &saved_errno,
+		    sizeof saved_errno, NULL);
+	if (t->attached && t->stopped) {
+		/* A little grace: the unmap must happen even after a timeout. */
+		uint64_t d = deadline > now_ns() + 500000000ull ? deadline :
+		    now_ns() + 500000000ull;
+
+		rc2 = remote_syscall(t, tg, d, SYS_munmap, scratch, SCRATCH_SIZE,
+		    0, 0, 0, 0, &sret, rc == 0 ? cause : NULL);
+		if (rc == 0 && rc2 != 0)
+			rc = rc2;
+		else if (rc == 0 && sret != 0)
+			rc = fail(cause, FP_ERR, "munmap in process %d failed: "
+			    "%s", (int)t->pid, strerror((int)-sret));
+	}
+	return rc;
+}
+
+/* ---- choosing the thread ----------------------------------------------- */
+
+enum attempt {
+	ATTEMPT_DONE,		/* injected, or failed for good: see rc */
+	ATTEMPT_NOT_SAFE,	/* let go; try another thread or moment */
+};
+
+/*
+ * Stop `tid`, decide whether it is at a safe point, and if it is, inject.
+ * `want_syscall`: it was seen blocked in an allow-listed system call.
+ */
+static enum attempt
+attempt(const struct target *tg, pid_t tid, bool want_syscall,
+    const char *lib, const char *symbol, const char *arg,
+    uint64_t search_deadline, uint64_t deadline, struct verdicts *v,
+    int *rc, char **cause)
+{
+	struct ptrace_thread t;
+	struct user_regs_struct r;
+	unsigned char insn[2];
+	const char *why = NULL;
+	bool job_stopped, in_syscall = false;
+	int32_t state;
+	uint64_t stop_deadline;
+	char *msg = NULL;
+
+	v->tried++;
+	stop_deadline = now_ns() + 200000000ull;
+	if (stop_deadline > search_deadline)
+		stop_deadline = search_deadline;
+	*rc = ptrace_thread_seize(&t, tg->pid, tid, stop_deadline,
+	    &job_stopped, &msg);
+	if (*rc != 0) {
+		if (job_stopped || *rc == FP_EPERM ||
+		    (*rc == FP_EEXITED && !procfs_exists(tg->pid))) {
+			if (job_stopped)
+				*rc = fail(cause, FP_ERR, "process %d is stopped "
+				    "(SIGSTOP or job control) and was left as it "
+				    "was; resume it with `kill -CONT %d` and try "
+				    "again", (int)tg->pid, (int)tg->pid);
+			else {
+				free(*cause);
+				*cause = msg;
+				msg = NULL;
+			}
+			free(msg);
+			return ATTEMPT_DONE;
+		}
+		sbuf_addf(&v->why, "; thread %d: %s", (int)tid, msg);
+		free(msg);
+		return ATTEMPT_NOT_SAFE;
+	}
+	if (ptrace_thread_getregs(&t, &r, NULL) != 0) {
+		why = "its registers could not be read";
+		goto not_safe;
+	}
+
+	if ((int64_t)r.orig_rax >= 0 && is_safe_syscall((long)r.orig_rax) &&
+	    !(tg->have_ldso && module_contains(&tg->ldso, r.rip)) &&
+	    mem_read(tg->pid, r.rip - 2, insn, 2) == 0 &&
+	    insn[0] == 0x0f && insn[1] == 0x05)
+		in_syscall = true;	/* interrupted or just returned */
+	else if (!in_python_text(tg, r.rip)) {
+		why = want_syscall ? "it left its system call" :
+		    "it was stopped outside Python's own code";
+		goto not_safe;
+	}
+	if ((why = stack_unsafe(tg, tid, in_syscall)) != NULL)
+		goto not_safe;
+	/* Nobody may be in the middle of loading or unloading a library. */
+	if (mem_read(tg->pid, tg->r_debug + R_DEBUG_STATE_OFF, &state,
+	    sizeof state) != 0) {
+		why = "the loader's r_debug could not be read";
+		goto not_safe;
+	}
+	if (state != RT_CONSISTENT) {
+		v->loader_busy++;
+		why = "another thread is loading a library";
+		goto not_safe;
+	}
+
+	/* A safe point: from here on, success or failure is final. */
+	if ((*rc = ptrace_thread_save(&t, cause)) == 0) {
+		*rc = hijack(&t, tg, lib, symbol, arg, deadline, cause);
+	}
+	if (*rc == 0)
+		*rc = ptrace_thread_release(&t, cause);
+	else {
+		int rc2 = ptrace_thread_release(&t, &msg);
+
+		if (rc2 != 0 && msg != NULL) {
+			char *both = xasprintf("%s; also: %s", *cause, msg);
+
+			free(*cause);
+			*cause = both;
+		}
+		free(msg);
+	}
+	return ATTEMPT_DONE;
+
+not_safe:
+	sbuf_addf(&v->why, "; thread %d: %s", (int)tid, why);
+	(void)ptrace_thread_release(&t, NULL);
+	return ATTEMPT_NOT_SAFE;
+}
+
+/* ---- the entry point ----------------------------------------------------- */
+
+/*
+ * Refuse a library that is already mapped (same file, by device and inode,
+ * or by path): loading twice would start a second agent.
+ */
+static int
+check_not_loaded(pid_t pid, const char *lib, char **cause)
+{
+	char path[64], *text, *line, *next, *file;
+	struct stat st;
+
+	file = procfs_target_path(pid, lib);
+	if (stat(file, &st) != 0) {
+		int e = errno;
+
+		free(file);
+		return fail(cause, FP_ERR, "%s cannot be found in the mount "
+		    "namespace of process %d: %s; give a path valid inside the "
+		    "target (containers see their own files)", lib, (int)pid,
+		    strerror(e));
+	}
+	free(file);
+	if (!S_ISREG(st.st_mode))
+		return fail(cause, FP_ERR, "%s is not a regular file", lib);
+
+	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+	if ((text = read_file_str(path, NULL)) == NULL)
+		return fail(cause, procfs_exists(pid) ? FP_EPERM : FP_ENOPROC,
+		    "cannot read %s: %s", path, strerror(errno));
+	for (line = text; line != NULL && *line != '\0'; line = next) {
+		unsigned long long start, end, off, ino;
+		unsigned maj, min;
+		char perms[5];
+		int n = 0;
+
+		if ((next = strchr(line, '\n')) != NULL)
+			*next++ = '\0';
+		if (sscanf(line, "%llx-%llx %4s %llx %x:%x %llu %n", &start, &end,
+		    perms, &off, &maj, &min, &ino, &n) < 7)
+			continue;
+		if ((ino != 0 && ino == (unsigned long long)st.st_ino &&
+		    maj == major(st.st_dev) && min == minor(st.st_dev)) ||
+		    (n > 0 && strcmp(line + n, lib) == 0)) {
+			free(text);
+			return fail(cause, FP_ERR, "%s is already loaded in "
+			    "process %d; it is never loaded twice (connect to "
+			    "the agent already running there)", lib, (int)pid);
+		}
+	}
+	free(text);
+	return FP_OK;
+}
+
+/* The state letter of the whole process, or 0. */
+static char
+process_state(pid_t pid)
+{
+	struct proc_thread_stat st;
+
+	return procfs_thread_stat(pid, pid, &st) ? st.state : 0;
+}
+
+static void
+sleep_ms(unsigned ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) == -1 && errno == EINTR)
+		;
+}
+
+static int
+inject_search(const struct target *tg, const char *lib, const char *symbol,
+    const char *arg, uint64_t search_deadline, uint64_t deadline,
+    int timeout_ms, char **cause)
+{
+	struct verdicts v = { { NULL, 0, 0 }, 0, 0 };
+	pid_t *tids = NULL, *order = NULL;
+	bool *syscall_ok = NULL;
+	unsigned round = 0;
+	size_t n = 0, i, norder;
+	char *summary;
+	int rc = FP_ERR;
+
+	while (now_ns() < search_deadline) {
+		if (!procfs_exists(tg->pid))
+			return fail(cause, FP_ENOPROC, "process %d has exited",
+			    (int)tg->pid);
+		free(tids);
+		free(order);
+		free(syscall_ok);
+		tids = NULL;
+		if ((rc = procfs_tids(tg->pid, &tids, &n, cause)) != 0)
+			goto out;
+		v.why.len = 0;	/* the last round says enough */
+		if (v.why.s != NULL)
+			v.why.s[0] = '\0';
+		order = xcalloc(n ? n : 1, sizeof *order);
+		syscall_ok = xcalloc(n ? n : 1, sizeof *syscall_ok);
+		norder = 0;
+		/*
+		 * Threads blocked in an allow-listed system call first (read
+		 * before stopping anything), then running threads, which are
+		 * safe when interrupted in Python's own code.
+		 */
+		for (i = 0; i < n; i++) {
+			long nr;
+			uint64_t a0;
+
+			if (procfs_thread_syscall(tg->pid, tids[i], &nr, &a0) &&
+			    is_safe_syscall(nr)) {
+				syscall_ok[norder] = true;
+				order[norder++] = tids[i];
+			}
+		}
+		for (i = 0; i < n; i++) {
+			struct proc_thread_stat st;
+
+			if (procfs_thread_stat(tg->pid, tids[i], &st) &&
+			    st.state == 'R')
+				order[norder++] = tids[i];
+		}
+		for (i = 0; i < norder && now_ns() < search_deadline; i++) {
+			if (attempt(tg, order[i], syscall_ok[i], lib, symbol, arg,
+			    search_deadline, deadline, &v, &rc, cause) ==
+			    ATTEMPT_DONE)
+				goto out;
+		}
+		/* Let the threads move on, then look again. */
+		sleep_ms(round < 5 ? 1 : round < 50 ? 5 : 20);
+		round++;
+	}
+	summary = v.why.s != NULL ? v.why.s + 2 : "no thread was blocked in a "
+	    "safe system call or running Python code";
+	rc = fail(cause, FP_ERR, "no thread of process %d reached a safe point "
+	    "within %d ms (%u tried%s; last: %.300s); nothing was changed.  "
+	    "Retry when the program is idle or sleeping, or use the outside "
+	    "view", (int)tg->pid, timeout_ms, v.tried, v.loader_busy ?
+	    ", the loader was busy" : "", summary);
+out:
+	sbuf_free(&v.why);
+	free(tids);
+	free(order);
+	free(syscall_ok);
+	return rc;
+}
+
+int
+inject_load(pid_t pid, const char *lib_path, const char *symbol,
+    const char *arg, const struct inject_opts *opts, char **cause)
+{
+	int timeout_ms = opts != NULL && opts->timeout_ms > 0 ?
+	    opts->timeout_ms : DEFAULT_TIMEOUT_MS;
+	uint64_t start = now_ns(), deadline, search_deadline;
+	sigset_t block, old;
+	struct target tg;
+	pid_t tracer;
+	char state;
+	int rc;
+
+	deadline = start + (uint64_t)timeout_ms * 1000000u;
+	/* Leave a quarter of the time (at most 2 s) for the calls. */
+	search_deadline = deadline - (uint64_t)(timeout_ms / 4 < 2000 ?
+	    timeout_ms / 4 : 2000) * 1000000u;
+
+	if (pid <= 0 || pid == getpid())
+		return fail(cause, FP_EUSAGE, "invalid process id %d", (int)pid);
+	if (lib_path == NULL || lib_path[0] != '/' ||
+	    strlen(lib_path) >= STRINGS_SIZE / 2)
+		return fail(cause, FP_EUSAGE, "the library to inject must be "
+		    "given by an absolute path");
+	if (symbol == NULL || symbol[0] == '\0' ||
+	    strlen(symbol) + 1 + (arg ? strlen(arg) + 1 : 0) + strlen(lib_path)
+	    + 1 > STRINGS_SIZE)
+		return fail(cause, FP_EUSAGE, "a bootstrap symbol is needed (and "
+		    "the strings must fit in %d bytes)", STRINGS_SIZE);
+
+	if (!procfs_exists(pid))
+		return fail(cause, FP_ENOPROC, "no process %d", (int)pid);
+	state = process_state(pid);
+	if (state == 'T')
+		return fail(cause, FP_ERR, "process %d is stopped (state T: "
+		    "SIGSTOP or job control) and was left as it was; resume it "
+		    "with `kill -CONT %d` and try again", (int)pid, (int)pid);
+	if (state == 'Z' || state == 'X')
+		return fail(cause, FP_ENOPROC, "process %d has exited", (int)pid);
+	if ((tracer = procfs_tracer(pid)) > 0)
+		return fail(cause, FP_EPERM, "process %d is traced by process %d "
+		    "(a debugger or another profiler); detach it first",
+		    (int)pid, (int)tracer);
+	if ((rc = check_not_loaded(pid, lib_path, cause)) != 0)
+		return rc;
+	if ((rc = target_open(pid, &tg, cause)) != 0)
+		return rc;
+
+	/*
+	 * Ctrl-C, SIGTERM or a terminal stop now would leave the thread
+	 * hijacked: hold them until the target is whole again (every wait
+	 * below is bounded by the timeout).
+	 */
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
+	sigaddset(&block, SIGQUIT);
+	sigaddset(&block, SIGTSTP);
+	pthread_sigmask(SIG_BLOCK, &block, &old);
+	rc = inject_search(&tg, lib_path, symbol, arg, search_deadline, deadline,
+	    timeout_ms, cause);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	target_free(&tg);
+	return rc;
+}
+
+void
+inject_release_all(void)
+{
+	ptrace_release_all();
+}

@@ -1,0 +1,668 @@
+#!/usr/bin/python3
+"""The injector against real interpreters, as TAP.
+
+Every configured interpreter (FP_PYTHONS: lines `IDENT VERSION HEX INCLUDEDIR
+EXE`) runs small targets: asleep in time.sleep, spinning in pure Python,
+blocked in socket.recv and in accept, 64 threads allocating, a regex holding
+the GIL in C for many seconds, receiving a stream of signals, forking after
+the injection, stopped by SIGSTOP.  tests/inject/injtool loads
+tests/inject/testlib.so, whose bootstrap starts a thread that writes
+"loaded <pid>" to the file it is given.
+
+After every injection the target must be alive, untraced, not stopped, its
+stdout only what it prints itself, the library mapped exactly once, and no
+scratch mapping of the injector left behind.  A C target checks that the
+vector registers and MXCSR survive an injection into its clock_nanosleep.
+"""
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+BUILDDIR = os.environ.get("FP_BUILDDIR", ".")
+INJTOOL = os.path.join(BUILDDIR, "tests/inject/injtool")
+TESTLIB = os.path.realpath(os.path.join(BUILDDIR, "tests/inject/testlib.so"))
+XSTATE = os.path.join(BUILDDIR, "tests/inject/xstate_target")
+SECCOMP = os.path.join(BUILDDIR, "tests/inject/seccomp_target")
+SCRATCH_SIZE = 0x110000     # inject.c's scratch mapping: must never remain
+
+TMP = tempfile.mkdtemp(prefix="fp-inject-")
+count = 0
+failed = 0
+timings = []
+
+
+def ok(cond, name, why=""):
+    global count, failed
+    count += 1
+    print("%s %d - %s" % ("ok" if cond else "not ok", count, name))
+    if not cond:
+        failed += 1
+        for line in str(why).splitlines():
+            print("#   " + line)
+    sys.stdout.flush()
+    return cond
+
+
+def diag(msg):
+    for line in msg.splitlines():
+        print("# " + line)
+    sys.stdout.flush()
+
+
+def interpreters():
+    path = os.environ.get("FP_PYTHONS")
+    pys = []
+    if path and os.path.exists(path):
+        for line in open(path):
+            f = line.split()
+            if len(f) >= 5 and os.access(f[4], os.X_OK):
+                pys.append((f[0], f[1], f[4]))
+    if not pys:
+        pys.append(("system", "3", "/usr/bin/python3"))
+    return pys
+
+
+TARGETS = {
+    "sleep": r'''
+import math, os, sys, time
+def work():
+    return math.fsum(1.0 / k for k in range(1, 20001)) * math.pi
+before = work()
+print("ready", flush=True)
+t = time.monotonic()
+time.sleep(float(sys.argv[1]))
+slept = time.monotonic() - t
+print("slept %.3f %s" % (slept, "same" if work() == before else "DIFFERENT"),
+      flush=True)
+if len(sys.argv) > 2 and sys.argv[2] == "fork":
+    pid = os.fork()
+    if pid == 0:
+        print("child ok %s" % (work() == before), flush=True)
+        os._exit(0)
+    print("child exit %d" % os.waitpid(pid, 0)[1], flush=True)
+time.sleep(60)
+''',
+    "spin": r'''
+print("ready", flush=True)
+x = 0
+while True:
+    x += 1
+    if x % 1000003 == 0:
+        x = 0
+''',
+    "recv": r'''
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.bind(sys.argv[1])
+s.listen(1)
+print("ready", flush=True)
+c, _ = s.accept()
+print("connected", flush=True)
+print("got %r" % c.recv(100), flush=True)
+time.sleep(60)
+''',
+    "accept": r'''
+import socket, sys, time
+s = socket.socket(socket.AF_UNIX)
+s.bind(sys.argv[1])
+s.listen(1)
+print("ready", flush=True)
+c, _ = s.accept()
+print("accepted", flush=True)
+print("got %r" % c.recv(100), flush=True)
+time.sleep(60)
+''',
+    "threads": r'''
+import threading, time
+def alloc():
+    while True:
+        l = [bytes(64) for _ in range(200)]
+        d = {i: str(i) for i in range(200)}
+        del l, d
+ts = [threading.Thread(target=alloc, daemon=True) for _ in range(64)]
+for t in ts:
+    t.start()
+print("ready", flush=True)
+for t in ts:
+    t.join()
+''',
+    "regex": r'''
+import re
+print("ready", flush=True)
+re.match(r"(a+)+$", "a" * 29 + "b")
+print("done", flush=True)
+''',
+    "locked": r'''
+import threading
+lock = threading.Lock()
+lock.acquire()
+print("ready", flush=True)
+lock.acquire()
+''',
+    "signals": r'''
+import fcntl, os, signal, sys, time
+r, w = os.pipe()
+os.set_blocking(w, False)
+os.set_blocking(r, False)
+signal.set_wakeup_fd(w)
+signal.signal(signal.SIGRTMIN + 1, lambda *a: None)
+signal.signal(signal.SIGUSR2, lambda *a: None)
+print("ready", flush=True)
+n = 0
+while True:
+    time.sleep(0.05)
+    try:
+        n += len(os.read(r, 65536))
+    except BlockingIOError:
+        pass
+    if os.path.exists(sys.argv[1]):
+        time.sleep(0.3)
+        try:
+            n += len(os.read(r, 65536))
+        except BlockingIOError:
+            pass
+        print("signals %d" % n, flush=True)
+        os.unlink(sys.argv[1])
+''',
+}
+
+
+class Target:
+    def __init__(self, exe, kind, *args):
+        self.kind = kind
+        script = os.path.join(TMP, "%s.py" % kind)
+        with open(script, "w") as f:
+            f.write(TARGETS[kind])
+        self.out_path = os.path.join(TMP, "%s-%d.out" % (kind, time.monotonic_ns()))
+        self.out = open(self.out_path, "w")
+        self.proc = subprocess.Popen([exe, script] + [str(a) for a in args],
+                                     stdout=self.out, stderr=subprocess.STDOUT,
+                                     stdin=subprocess.DEVNULL)
+        self.pid = self.proc.pid
+        self.wait_line("ready")
+
+    def lines(self):
+        with open(self.out_path) as f:
+            return f.read().splitlines()
+
+    def wait_line(self, prefix, timeout=15.0):
+        end = time.monotonic() + timeout
+        while time.monotonic() < end:
+            for line in self.lines():
+                if line.startswith(prefix):
+                    return line
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.01)
+        return None
+
+    def kill(self):
+        if self.proc.poll() is None:
+            os.kill(self.pid, signal.SIGCONT)
+            self.proc.kill()
+        self.proc.wait()
+        self.out.close()
+
+
+def main_syscall(pid, tid=None):
+    try:
+        with open("/proc/%d/task/%d/syscall" % (pid, tid or pid)) as f:
+            return f.read().split()[0]
+    except OSError:
+        return None
+
+
+def wait_syscall(pid, nrs, timeout=5.0):
+    """Wait until some thread of pid sits in one of the system calls nrs."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        for tid in os.listdir("/proc/%d/task" % pid):
+            if main_syscall(pid, int(tid)) in nrs:
+                return True
+        time.sleep(0.005)
+    return False
+
+
+def inject(pid, out, timeout_ms=10000, lib=None, symbol="bootstrap"):
+    t = time.monotonic()
+    r = subprocess.run([INJTOOL, str(pid), lib or TESTLIB, symbol, out,
+                        str(timeout_ms)], capture_output=True, text=True,
+                       timeout=timeout_ms / 1000 + 20)
+    wall = time.monotonic() - t
+    msg = (r.stdout + r.stderr).strip()
+    if "Sanitizer" in msg or "runtime error:" in msg:
+        return 99, msg, wall    # a leak or UB on any path fails the test
+    return r.returncode, msg, wall
+
+
+def maps(pid):
+    with open("/proc/%d/maps" % pid) as f:
+        return f.read().splitlines()
+
+
+def status(pid):
+    d = {}
+    with open("/proc/%d/status" % pid) as f:
+        for line in f:
+            k, _, v = line.partition(":")
+            d[k] = v.strip()
+    return d
+
+
+def thread_states(pid):
+    states = []
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
+                states.append(f.read().rsplit(")", 1)[1].split()[0])
+        except OSError:
+            pass
+    return states
+
+
+def lib_count(pid):
+    return sum(1 for m in maps(pid) if m.endswith(TESTLIB) and
+               m.split()[2] == "00000000")
+
+
+def leftovers(pid):
+    """Mappings the injector must never leave: its scratch area, or RWX."""
+    bad = []
+    for m in maps(pid):
+        f = m.split()
+        lo, hi = (int(x, 16) for x in f[0].split("-"))
+        path = f[5] if len(f) > 5 else ""
+        if "x" in f[1] and "w" in f[1]:
+            bad.append(m)
+        elif path == "" and hi - lo == SCRATCH_SIZE:
+            bad.append(m)
+    return bad
+
+
+def check_after(name, t, want_lib=1, states_ok="RSD"):
+    """The invariants after every test."""
+    pid = t.pid
+    alive = t.proc.poll() is None
+    ok(alive, "%s: target alive" % name, "exit %s; output %r" %
+       (t.proc.returncode, t.lines()))
+    if not alive:
+        return False
+    st = status(pid)
+    ok(st.get("TracerPid") == "0", "%s: not traced" % name, st.get("TracerPid"))
+    states = thread_states(pid)
+    ok(all(s in states_ok for s in states), "%s: no thread stopped" % name,
+       "states %s" % "".join(states))
+    n = lib_count(pid)
+    ok(n == want_lib, "%s: library mapped %d time(s)" % (name, want_lib),
+       "mapped %d times" % n)
+    bad = leftovers(pid)
+    ok(not bad, "%s: no scratch or RWX mapping left" % name, "\n".join(bad))
+    return True
+
+
+def loaded_ok(out, pid, timeout=5.0):
+    end = time.monotonic() + timeout
+    while time.monotonic() < end:
+        try:
+            with open(out) as f:
+                s = f.read()
+            if s.endswith("\n"):
+                return s.strip() == "loaded %d" % pid, s
+        except OSError:
+            pass
+        time.sleep(0.01)
+    return False, "(no file)"
+
+
+def outfile(name):
+    return os.path.join(TMP, "loaded-%s-%d" % (name, time.monotonic_ns()))
+
+
+def do_inject(name, t, timeout_ms=10000):
+    out = outfile(name)
+    rc, msg, wall = inject(t.pid, out, timeout_ms)
+    ok(rc == 0, "%s: injected (%s)" % (name, msg.split(":")[0]), msg)
+    if rc == 0:
+        good, got = loaded_ok(out, t.pid)
+        ok(good, "%s: bootstrap thread ran" % name, got)
+    return rc, msg
+
+
+def test_sleep(ident, exe):
+    name = "%s sleep" % ident
+    t = Target(exe, "sleep", 1.5)
+    try:
+        if not wait_syscall(t.pid, ("230", "35", "23", "270")):
+            ok(False, name + ": target in its sleep", main_syscall(t.pid))
+        rc, msg = do_inject(name, t)
+        if rc == 0:
+            timings.append((ident, int(msg.split()[1])))
+        check_after(name, t)
+        rc2, msg2, _ = inject(t.pid, outfile(name + "-2"))
+        ok(rc2 != 0 and "already loaded" in msg2,
+           "%s: a second load is refused" % name, msg2)
+        check_after(name + " (after refusal)", t)
+        line = t.wait_line("slept", 10)
+        good = line is not None and float(line.split()[1]) >= 1.5 and \
+            line.endswith("same")
+        ok(good, "%s: sleep not shortened, floats unchanged" % name, line)
+        ok(t.lines() == ["ready", line], "%s: stdout only its own" % name,
+           t.lines())
+    finally:
+        t.kill()
+
+
+def test_fork(ident, exe):
+    name = "%s fork" % ident
+    t = Target(exe, "sleep", 1.0, "fork")
+    try:
+        wait_syscall(t.pid, ("230", "35", "23", "270"))
+        do_inject(name, t)
+        check_after(name, t)
+        t.wait_line("child exit", 10)
+        lines = t.lines()
+        ok(len(lines) == 4 and lines[2] == "child ok True" and
+           lines[3] == "child exit 0", "%s: the child runs normally" % name,
+           lines)
+    finally:
+        t.kill()
+
+
+def test_spin(ident, exe):
+    name = "%s spin" % ident
+    t = Target(exe, "spin")
+    try:
+        time.sleep(0.05)
+        do_inject(name, t)
+        check_after(name, t)
+        ok(t.lines() == ["ready"], "%s: stdout only its own" % name, t.lines())
+    finally:
+        t.kill()
+
+
+def test_socket(ident, exe, kind):
+    name = "%s %s" % (ident, kind)
+    path = os.path.join(TMP, "%s-%d.sock" % (kind, time.monotonic_ns()))
+    t = Target(exe, kind, path)
+    c = None
+    try:
+        if kind == "recv":
+            c = socket.socket(socket.AF_UNIX)
+            c.connect(path)
+            t.wait_line("connected")
+            nrs = ("45", "0", "47")         # recvfrom, read, recvmsg
+        else:
+            nrs = ("43", "288")             # accept, accept4
+        ok(wait_syscall(t.pid, nrs), "%s: target blocked in %s" % (name, kind),
+           main_syscall(t.pid))
+        do_inject(name, t)
+        check_after(name, t)
+        if c is None:
+            c = socket.socket(socket.AF_UNIX)
+            c.connect(path)
+        c.sendall(b"hello")
+        line = t.wait_line("got", 5)
+        ok(line == "got b'hello'", "%s: %s works after" % (name, kind),
+           t.lines())
+    finally:
+        if c is not None:
+            c.close()
+        t.kill()
+
+
+def test_threads(ident, exe):
+    name = "%s 64 threads" % ident
+    t = Target(exe, "threads")
+    try:
+        time.sleep(0.2)
+        do_inject(name, t)
+        check_after(name, t)
+    finally:
+        t.kill()
+
+
+def test_regex(ident, exe):
+    name = "%s regex holding the GIL" % ident
+    t = Target(exe, "regex")
+    try:
+        time.sleep(0.2)
+        do_inject(name, t)
+        check_after(name, t)
+        ok(t.lines() == ["ready"], "%s: still in the regex" % name, t.lines())
+    finally:
+        t.kill()
+
+
+def test_signals(ident, exe):
+    """Signals sent all through the injection are neither lost nor early."""
+    name = "%s signals" % ident
+    flag = os.path.join(TMP, "flag-%d" % time.monotonic_ns())
+    t = Target(exe, "signals", flag)
+    sent = [0]
+    stop = threading.Event()
+
+    def sender():
+        sig = signal.SIGRTMIN + 1
+        while not stop.is_set():
+            os.kill(t.pid, sig)
+            sent[0] += 1
+            time.sleep(0.0002)
+
+    try:
+        wait_syscall(t.pid, ("230", "35", "23", "270"))
+        th = threading.Thread(target=sender)
+        th.start()
+        time.sleep(0.02)
+        do_inject(name, t)
+        time.sleep(0.02)
+        stop.set()
+        th.join()
+        check_after(name, t)
+        open(flag, "w").close()
+        line = t.wait_line("signals", 5)
+        got = int(line.split()[1]) if line else -1
+        ok(got == sent[0], "%s: all %d queued signals delivered" %
+           (name, sent[0]), "target saw %d of %d" % (got, sent[0]))
+    finally:
+        stop.set()
+        t.kill()
+
+
+def test_sigstop(ident, exe):
+    name = "%s SIGSTOP" % ident
+    t = Target(exe, "sleep", 0.5)
+    try:
+        os.kill(t.pid, signal.SIGSTOP)
+        end = time.monotonic() + 5
+        while "T" not in thread_states(t.pid) and time.monotonic() < end:
+            time.sleep(0.005)
+        rc, msg, _ = inject(t.pid, outfile(name), 3000)
+        ok(rc != 0 and "stopped" in msg and "kill -CONT" in msg,
+           "%s: refused with a clear message" % name, msg)
+        ok(all(s == "T" for s in thread_states(t.pid)),
+           "%s: left stopped as it was" % name, thread_states(t.pid))
+        ok(status(t.pid).get("TracerPid") == "0", "%s: not traced" % name)
+        ok(lib_count(t.pid) == 0, "%s: nothing loaded" % name)
+        os.kill(t.pid, signal.SIGCONT)
+        line = t.wait_line("slept", 5)
+        ok(line is not None and line.endswith("same"),
+           "%s: runs on after SIGCONT" % name, t.lines())
+        check_after(name, t, want_lib=0)
+    finally:
+        t.kill()
+
+
+def test_nosafe(ident, exe):
+    """A thread blocked in futex is never a safe point: fail clearly."""
+    name = "%s no safe point" % ident
+    t = Target(exe, "locked")
+    try:
+        wait_syscall(t.pid, ("202",))
+        rc, msg, wall = inject(t.pid, outfile(name), 1000)
+        ok(rc == 1 and "safe point within 1000 ms" in msg and wall < 3,
+           "%s: fails clearly after the timeout" % name, msg)
+        check_after(name, t, want_lib=0)
+        ok(main_syscall(t.pid) == "202", "%s: still waiting on its lock" % name,
+           main_syscall(t.pid))
+    finally:
+        t.kill()
+
+
+def test_errors(ident, exe):
+    """Failures inside the target are reported and leave it whole."""
+    name = "%s errors" % ident
+    t = Target(exe, "sleep", 1.0)
+    try:
+        wait_syscall(t.pid, ("230", "35", "23", "270"))
+        rc, msg, _ = inject(t.pid, outfile(name), symbol="no_such_bootstrap")
+        ok(rc == 1 and "no_such_bootstrap" in msg and "unloaded" in msg,
+           "%s: a missing bootstrap symbol is reported" % name, msg)
+        check_after(name + " (symbol)", t, want_lib=0)
+        notelf = os.path.join(TMP, "not-a-library.so")
+        with open(notelf, "w") as f:
+            f.write("not an ELF file\n")
+        rc, msg, _ = inject(t.pid, outfile(name), lib=notelf)
+        ok(rc == 1 and "dlopen" in msg and "failed" in msg,
+           "%s: dlopen's own error is reported" % name, msg)
+        check_after(name + " (dlopen)", t, want_lib=0)
+        rc, msg, _ = inject(t.pid, outfile(name), lib="/nonexistent/x.so")
+        ok(rc == 1 and "cannot be found" in msg,
+           "%s: a missing file is refused before stopping" % name, msg)
+        line = t.wait_line("slept", 10)
+        ok(line is not None and float(line.split()[1]) >= 1.0 and
+           line.endswith("same"), "%s: sleep not shortened" % name, line)
+        ok(t.lines() == ["ready", line], "%s: stdout only its own" % name,
+           t.lines())
+    finally:
+        t.kill()
+
+
+def test_seccomp():
+    name = "seccomp target"
+    if not os.access(SECCOMP, os.X_OK):
+        ok(True, name + " # SKIP not built")
+        return
+    out = open(os.path.join(TMP, "seccomp.out"), "w")
+    p = subprocess.Popen([SECCOMP, "5", "300"], stdout=out,
+                         stderr=subprocess.STDOUT)
+    try:
+        time.sleep(0.45)
+        with open(out.name) as f:
+            if "skip" in f.read():
+                ok(True, name + " # SKIP seccomp unavailable")
+                return
+        rc, msg, _ = inject(p.pid, outfile("seccomp"))
+        ok(rc != 0 and "seccomp" in msg, name + ": refusal reported", msg)
+        ok(p.poll() is None, name + ": alive")
+        ok(status(p.pid).get("TracerPid") == "0", name + ": not traced")
+        ok(lib_count(p.pid) == 0 and not leftovers(p.pid),
+           name + ": nothing mapped")
+        p.wait(timeout=10)
+        with open(out.name) as f:
+            lines = f.read().splitlines()
+        ok(lines[1:] == ["ok %d" % k for k in range(5)] and p.returncode == 0,
+           name + ": sleeps intact, exits normally", lines)
+    finally:
+        if p.poll() is None:
+            p.kill()
+        p.wait()
+        out.close()
+
+
+def test_xstate(rounds=5):
+    if not os.access(XSTATE, os.X_OK):
+        ok(True, "xstate target # SKIP not built")
+        return
+    for i in range(rounds):
+        name = "xstate target #%d" % i
+        out = open(os.path.join(TMP, "xstate-%d.out" % i), "w")
+        p = subprocess.Popen([XSTATE, "6", "300"], stdout=out,
+                             stderr=subprocess.STDOUT)
+        try:
+            time.sleep(0.1)
+            with open(out.name) as f:
+                first = f.read()
+            if first.startswith("skip"):
+                ok(True, name + " # SKIP no AVX")
+                return
+            # inject into the second sleep, at a different moment each round
+            end = time.monotonic() + 5
+            while "ok 0" not in open(out.name).read() and \
+                    time.monotonic() < end:
+                time.sleep(0.005)
+            time.sleep(0.04 * i)
+            ok(wait_syscall(p.pid, ("230",)), name + ": in clock_nanosleep",
+               main_syscall(p.pid))
+            outf = outfile("xstate")
+            rc, msg, _ = inject(p.pid, outf)
+            ok(rc == 0, name + ": injected", msg)
+            ok(status(p.pid).get("TracerPid") == "0", name + ": not traced")
+            ok(lib_count(p.pid) == 1, name + ": library mapped once")
+            p.wait(timeout=10)
+            with open(out.name) as f:
+                lines = f.read().splitlines()
+            good = lines[1:] == ["ok %d" % k for k in range(6)]
+            ok(good and p.returncode == 0,
+               name + ": registers, MXCSR and sleeps intact (%s)" %
+               lines[0].split()[-1], lines)
+        finally:
+            if p.poll() is None:
+                p.kill()
+            p.wait()
+            out.close()
+
+
+def main():
+    for tool in (INJTOOL, TESTLIB):
+        if not os.path.exists(tool):
+            print("1..0 # SKIP %s not built" % tool)
+            return 0
+    if os.geteuid() != 0:
+        try:
+            with open("/proc/sys/kernel/yama/ptrace_scope") as f:
+                if f.read().strip() != "0":
+                    print("1..0 # SKIP ptrace not permitted (Yama)")
+                    return 0
+        except OSError:
+            pass
+    pys = interpreters()
+    diag("interpreters: " + ", ".join(p[0] for p in pys))
+    tests = [("sleep", test_sleep), ("fork", test_fork), ("spin", test_spin),
+             ("recv", lambda i, e: test_socket(i, e, "recv")),
+             ("accept", lambda i, e: test_socket(i, e, "accept")),
+             ("threads", test_threads), ("regex", test_regex),
+             ("signals", test_signals), ("sigstop", test_sigstop),
+             ("errors", test_errors), ("nosafe", test_nosafe)]
+    # For debugging: FP_INJECT_ONLY="cp311_2 sleep xstate" runs a subset.
+    only = os.environ.get("FP_INJECT_ONLY", "").split()
+    idents = [p[0] for p in pys if p[0] in only] or [p[0] for p in pys]
+    names = [n for n, _ in tests if not only or n in only]
+    for ident, version, exe in pys:
+        for tname, test in tests:
+            if ident not in idents or tname not in names:
+                continue
+            try:
+                test(ident, exe)
+            except Exception as e:    # a broken test must not hide the rest
+                ok(False, "%s %s: raised" % (ident, tname), repr(e))
+    if not only or "xstate" in only:
+        test_xstate()
+    if not only or "seccomp" in only:
+        test_seccomp()
+    if timings:
+        us = sorted(u for _, u in timings)
+        diag("inject_load into a sleeping target: median %.1f ms, max %.1f ms"
+             " (%s)" % (us[len(us) // 2] / 1000, us[-1] / 1000,
+                        ", ".join("%s %.1f" % (i, u / 1000) for i, u in timings)))
+    print("1..%d" % count)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
