@@ -10,12 +10,16 @@ static const struct cmd_option stack_options[] = {
 	{ NULL, "--native", NULL, "merge native (C/C++) frames with the Python frames; "
 	    "each thread is stopped only while it is unwound" },
 	{ NULL, "--block", NULL, "stop the whole process while reading, for a consistent snapshot" },
+	{ "-a", "--asyncio", NULL, "also show the asyncio tasks of every running event loop "
+	    "(loads the agent)" },
+	{ NULL, "--locals", NULL, "show each Python frame's local variables (loads the agent)" },
 };
 
 static const struct cmd_spec cmd_stack = {
 	.name = "stack",
-	.usage = "[pid] [-f FILE] [--native] [--block]",
-	.summary = "every thread's Python stack, read from outside the process",
+	.usage = "[pid] [-f FILE] [--native] [--block] [-a] [--locals]",
+	.summary = "every thread's Python stack, read from outside the process "
+	    "(with Python thread names when the agent is loaded)",
 	.positional = "pid: the process to read (default: the attached one)",
 	.min_args = 0, .max_args = 1,
 	.options = stack_options, .noptions = FP_NELEM(stack_options),
@@ -29,12 +33,90 @@ static const struct cmd_spec cmd_help = {
 	.min_args = 0, .max_args = 1,
 };
 
-static const struct cmd_spec *const commands[] = { &cmd_help, &cmd_stack };
+/* -x, -r, -v: how values are shown (getglobal, vmtool; the agent bounds them). */
+#define VALUE_OPTIONS \
+	{ "-x", "--expand", "N", "expand N levels of lists, dicts and object attributes " \
+	    "(default 1, at most 4)" }, \
+	{ "-r", "--raw", NULL, "show repr() of the value instead of expanding it" }, \
+	{ "-v", "--verbose", NULL, "show every item of lists and dicts (default: the first 10)" }
+
+static const struct cmd_option getglobal_options[] = {
+	{ "-e", "--expr", "EXPR", "show EXPR instead, where `target` is the field's value: "
+	    "-e target.fieldA" },
+	VALUE_OPTIONS,
+};
+
+static const struct cmd_spec cmd_getglobal = {
+	.name = "getglobal",
+	.usage = "module [class] field [-x N] [-e EXPR] [-r] [-v]",
+	.summary = "show a module global or a class's static field (loads the agent)",
+	.positional = "module: as imported (__main__, my.pkg.mod); class: optional, may be "
+	    "dotted (Outer.Inner); field: the variable's name",
+	.min_args = 0, .max_args = 3,	/* the runner says which part is missing */
+	.options = getglobal_options, .noptions = FP_NELEM(getglobal_options),
+};
+
+static const struct cmd_option vmtool_options[] = {
+	{ "-a", "--action", "ACTION", "getInstances: the live instances of a class (subclasses "
+	    "included); forceGc: run a full garbage collection" },
+	{ "-c", "--class", NULL, "the class follows, as: module class" },
+	{ "-e", "--expr", "EXPR", "show EXPR instead, where `instances` is the list of "
+	    "instances: -e instances[0].val" },
+	{ "-n", "--limits", "N", "instances to show (default 10, -1 for all)" },
+	VALUE_OPTIONS,
+};
+
+static const struct cmd_spec cmd_vmtool = {
+	.name = "vmtool",
+	.usage = "-a getInstances -c module class [-e EXPR] [-x N] [-n N] [-r] [-v] | -a forceGc",
+	.summary = "instances of a class, or a forced garbage collection (loads the agent)",
+	.positional = "module class: where the class is (getInstances)",
+	.min_args = 0, .max_args = 2,
+	.options = vmtool_options, .noptions = FP_NELEM(vmtool_options),
+};
+
+static const struct cmd_spec cmd_module = {
+	.name = "module",
+	.usage = "filepath",
+	.summary = "which imported module a source file is, e.g. from a traceback (loads the agent)",
+	.positional = "filepath: the file, as the process sees it (relative to its working directory)",
+	.min_args = 0, .max_args = 1,
+};
+
+static const struct cmd_spec cmd_console = {
+	.name = "console",
+	.usage = "",
+	.summary = "an interactive Python console inside the process (loads the agent); "
+	    "with --cmd, statements are read from standard input",
+	.positional = "none; inside, `import __main__` reaches the program's globals; "
+	    "exit() or Ctrl-D leaves, Ctrl-C interrupts a statement",
+	.min_args = 0, .max_args = 0,
+};
+
+static const struct cmd_option execute_options[] = {
+	{ "-t", "--timeout", "SECONDS", "interrupt the code after SECONDS (default: wait until "
+	    "it returns or Ctrl-C)" },
+};
+
+static const struct cmd_spec cmd_execute = {
+	.name = "execute",
+	.usage = "FILE | CODE... [-t SECONDS]",
+	.summary = "run a Python script or statement inside the process and show its output or "
+	    "traceback (loads the agent)",
+	.positional = "FILE: a script on this machine, sent to the process; otherwise the words "
+	    "are the code: execute 'import gc; print(gc.get_count())'",
+	.min_args = 0, .max_args = 256,
+	.options = execute_options, .noptions = FP_NELEM(execute_options),
+};
+
+static const struct cmd_spec *const commands[] = {
+	&cmd_help, &cmd_stack, &cmd_getglobal, &cmd_vmtool, &cmd_module, &cmd_console,
+	&cmd_execute,
+};
 
 /* Commands of the guide that this build does not have yet. */
 static const char *const planned[] = {
-	"watch", "trace", "tt", "getglobal", "vmtool", "module", "perf",
-	"console", "mem", "gilstat", "torch", "execute",
+	"watch", "trace", "tt", "perf", "mem", "gilstat", "torch",
 };
 
 const struct cmd_spec *const *
@@ -296,9 +378,12 @@ command_parse(const char *line, struct cmd_request **reqp, char **cause)
 		}
 	}
 	if (req->nargs < spec->min_args || req->nargs > spec->max_args) {
+		unsigned want = req->nargs < spec->min_args ? spec->min_args : spec->max_args;
+
 		rc = fail(cause, FP_EUSAGE, "%s: expected %s%u argument%s, got %zu (usage: %s %s)",
-		    spec->name, spec->min_args == spec->max_args ? "" : "at most ",
-		    spec->max_args, spec->max_args == 1 ? "" : "s", req->nargs, spec->name, spec->usage);
+		    spec->name, spec->min_args == spec->max_args ? "" :
+		    req->nargs < spec->min_args ? "at least " : "at most ",
+		    want, want == 1 ? "" : "s", req->nargs, spec->name, spec->usage);
 		goto bad;
 	}
 	command_words_free(words, n);

@@ -3,20 +3,43 @@
 #include "core/runner.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "core/attach.h"
 #include "core/command.h"
 #include "core/procfs.h"
 #include "core/pystack.h"
 #include "core/render.h"
+#include "core/render_agent.h"
+#include "core/session.h"
 #include "core/source.h"
+
+/* How long a request may wait for the GIL and run before we give up. */
+#define VALUE_TIMEOUT_MS 10000
+#define INSTANCES_TIMEOUT_MS 60000
+/* Thread names for a plain `stack`: never worth waiting long for. */
+#define NAMES_TIMEOUT_MS 300
+/* After a cancel, how long a statement gets to stop. */
+#define CANCEL_GRACE_MS 3000
+/* How often runner_io.poll is called while a statement runs. */
+#define POLL_MS 40
 
 struct runner {
 	pid_t pid;
 	struct py_reader *reader;	/* opened on first need */
+	struct session *agent;		/* connected on first need */
+	bool agent_lost;		/* the last session broke */
+	struct runner_io io;
 };
+
+static char *default_read_line(void *ctx, const char *prompt, bool *interrupted);
+static void default_write(void *ctx, const char *text, size_t len);
 
 struct runner *
 runner_new(pid_t pid)
@@ -24,6 +47,9 @@ runner_new(pid_t pid)
 	struct runner *r = xcalloc(1, sizeof *r);
 
 	r->pid = pid;
+	r->io.read_line = default_read_line;
+	r->io.write = default_write;
+	r->io.interactive = isatty(STDIN_FILENO) != 0;
 	return r;
 }
 
@@ -33,7 +59,14 @@ runner_free(struct runner *r)
 	if (r == NULL)
 		return;
 	py_reader_close(r->reader);
+	session_close(r->agent);
 	free(r);
+}
+
+void
+runner_set_io(struct runner *r, const struct runner_io *io)
+{
+	r->io = *io;
 }
 
 static int
@@ -63,6 +96,646 @@ write_file(const char *path, const char *text, char **cause)
 	return FP_OK;
 }
 
+/* ---- console and execute I/O, Ctrl-C ------------------------------------- */
+
+static volatile sig_atomic_t got_sigint;
+
+static void
+on_sigint(int sig)
+{
+	got_sigint = 1;
+}
+
+/* While code runs in the target, Ctrl-C cancels it instead of leaving. */
+static void
+sigint_catch(struct sigaction *old)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_sigint;
+	sigemptyset(&sa.sa_mask);
+	sa.sa_flags = 0;	/* no SA_RESTART: a blocked read returns EINTR */
+	got_sigint = 0;
+	sigaction(SIGINT, &sa, old);
+}
+
+static void
+sigint_restore(const struct sigaction *old)
+{
+	sigaction(SIGINT, old, NULL);
+}
+
+static char *
+default_read_line(void *ctx, const char *prompt, bool *interrupted)
+{
+	char *line = NULL;
+	size_t alloc = 0;
+	ssize_t n;
+
+	*interrupted = false;
+	if (isatty(STDIN_FILENO)) {
+		fputs(prompt, stdout);
+		fflush(stdout);
+	}
+	errno = 0;
+	n = getline(&line, &alloc, stdin);
+	if (n < 0) {
+		free(line);
+		if (errno == EINTR || got_sigint) {
+			clearerr(stdin);
+			got_sigint = 0;
+			*interrupted = true;
+			return NULL;
+		}
+		return NULL;
+	}
+	if (n > 0 && line[n - 1] == '\n')
+		line[n - 1] = '\0';
+	return line;
+}
+
+static void
+default_write(void *ctx, const char *text, size_t len)
+{
+	fwrite(text, 1, len, stdout);
+	fflush(stdout);
+}
+
+static void
+io_write(struct runner *r, const char *text)
+{
+	r->io.write(r->io.ctx, text, strlen(text));
+}
+
+/* ---- the agent ----------------------------------------------------------------- */
+
+/* The session with the agent of r->pid, connected (or loaded) on first need. */
+static int
+agent(struct runner *r, enum attach_mode mode, struct session **s, char **cause)
+{
+	unsigned hex = 0;
+	int rc;
+
+	if (r->pid <= 0)
+		return fail(cause, FP_EUSAGE, "no process given: flight_profiler PID --cmd ...");
+	if (r->agent != NULL) {
+		*s = r->agent;
+		return FP_OK;
+	}
+	if (r->reader != NULL)
+		hex = py_reader_runtime(r->reader)->version_hex;
+	rc = attach_agent(r->pid, mode, hex, &r->agent, cause);
+	if (r->agent != NULL)
+		r->agent_lost = false;
+	*s = r->agent;
+	return rc;
+}
+
+/* A request failed in a way that may have broken the session: drop it. */
+static void
+agent_failed(struct runner *r, int rc)
+{
+	if (rc != FP_OK && r->agent != NULL) {
+		session_close(r->agent);
+		r->agent = NULL;
+		r->agent_lost = true;
+	}
+}
+
+int
+runner_attach(struct runner *r, bool load, char **cause)
+{
+	struct session *s;
+
+	return agent(r, load ? ATTACH_LOAD : ATTACH_EXISTING, &s, cause);
+}
+
+struct session *
+runner_session(struct runner *r)
+{
+	return r->agent;
+}
+
+void
+runner_session_failed(struct runner *r)
+{
+	agent_failed(r, FP_ERR);
+}
+
+enum runner_agent_state
+runner_agent_state(const struct runner *r)
+{
+	if (r->agent != NULL)
+		return RUNNER_AGENT_ATTACHED;
+	return r->agent_lost ? RUNNER_AGENT_LOST : RUNNER_AGENT_NONE;
+}
+
+/* A JSON string of a command-line word; usage error if it is not UTF-8. */
+static int
+add_str(json_t *args, const char *key, const char *value, const char *cmd, char **cause)
+{
+	json_t *v;
+
+	if (value == NULL)
+		return FP_OK;
+	if ((v = json_string(value)) == NULL)
+		return fail(cause, FP_EUSAGE, "%s: '%s' is not valid UTF-8", cmd, value);
+	json_object_set_new(args, key, v);
+	return FP_OK;
+}
+
+static int
+parse_int(const struct cmd_request *req, const char *opt, long min, long max, long dflt,
+    long *out, char **cause)
+{
+	const char *v = command_opt(req, opt);
+	char *end;
+	long x;
+
+	*out = dflt;
+	if (v == NULL)
+		return FP_OK;
+	errno = 0;
+	x = strtol(v, &end, 10);
+	if (errno != 0 || *end != '\0' || end == v)
+		return fail(cause, FP_EUSAGE, "%s: %s needs a number, not '%s'", req->spec->name, opt, v);
+	if (x < min || x > max)
+		return fail(cause, FP_EUSAGE, "%s: %s must be between %ld and %ld, not %ld",
+		    req->spec->name, opt, min, max, x);
+	*out = x;
+	return FP_OK;
+}
+
+/* -x, -r, -v into the request arguments. */
+static int
+value_options(const struct cmd_request *req, json_t *args, char **cause)
+{
+	long depth;
+	int rc;
+
+	if ((rc = parse_int(req, "--expand", 0, 4, 1, &depth, cause)) != FP_OK)
+		return rc;
+	json_object_set_new(args, "depth", json_integer(depth));
+	json_object_set_new(args, "raw", json_boolean(command_opt(req, "--raw") != NULL));
+	json_object_set_new(args, "verbose", json_boolean(command_opt(req, "--verbose") != NULL));
+	return FP_OK;
+}
+
+/* The status and message of a failed end. */
+static int
+end_failure(const struct proto_msg *end, const char *cmd, char **cause)
+{
+	int status = strcmp(end->kind, "usage") == 0 ? FP_EUSAGE : FP_ERR;
+
+	return fail(cause, status, "%s: %s", cmd, end->error);
+}
+
+/* Send a request that answers with one end and no events. */
+static int
+call(struct runner *r, const char *cmd, json_t *args, int timeout_ms, struct proto_msg *end,
+    char **cause)
+{
+	struct session *s;
+	int rc;
+
+	memset(end, 0, sizeof *end);
+	if ((rc = agent(r, ATTACH_LOAD, &s, cause)) != FP_OK) {
+		json_decref(args);
+		return rc;
+	}
+	rc = session_call(s, cmd, args, timeout_ms, NULL, NULL, end, cause);
+	if (rc != FP_OK && rc != FP_EUSAGE)
+		agent_failed(r, rc);
+	return rc;
+}
+
+/* ---- getglobal, vmtool, module --------------------------------------------- */
+
+static int
+run_getglobal(struct runner *r, const struct cmd_request *req, struct sbuf *out, char **cause)
+{
+	struct proto_msg end;
+	json_t *args;
+	int rc;
+
+	if (req->nargs == 0)
+		return fail(cause, FP_EUSAGE, "getglobal: missing the module and the field "
+		    "(usage: getglobal %s)", req->spec->usage);
+	if (req->nargs == 1)
+		return fail(cause, FP_EUSAGE, "getglobal: missing the field after module '%s' "
+		    "(usage: getglobal %s)", req->args[0], req->spec->usage);
+	args = json_object();
+	if ((rc = add_str(args, "module", req->args[0], "getglobal", cause)) != FP_OK ||
+	    (rc = add_str(args, "class", req->nargs == 3 ? req->args[1] : NULL, "getglobal", cause)) ||
+	    (rc = add_str(args, "field", req->args[req->nargs - 1], "getglobal", cause)) ||
+	    (rc = add_str(args, "expr", command_opt(req, "--expr"), "getglobal", cause)) ||
+	    (rc = value_options(req, args, cause)) != FP_OK) {
+		json_decref(args);
+		return rc;
+	}
+	if ((rc = call(r, "getglobal", args, VALUE_TIMEOUT_MS, &end, cause)) != FP_OK)
+		return rc;
+	if (end.ok)
+		render_value_block(out, end.data);
+	else
+		rc = end_failure(&end, "getglobal", cause);
+	proto_msg_clear(&end);
+	return rc;
+}
+
+static int
+run_vmtool(struct runner *r, const struct cmd_request *req, struct sbuf *out, char **cause)
+{
+	const char *action = command_opt(req, "--action");
+	struct proto_msg end;
+	json_t *args;
+	long limit;
+	int rc;
+
+	if (action == NULL)
+		return fail(cause, FP_EUSAGE, "vmtool: say what to do: -a getInstances or -a forceGc "
+		    "(usage: vmtool %s)", req->spec->usage);
+	args = json_object();
+	if (strcmp(action, "forceGc") == 0) {
+		if (req->nargs > 0) {
+			json_decref(args);
+			return fail(cause, FP_EUSAGE, "vmtool: -a forceGc takes no module or class");
+		}
+		json_object_set_new(args, "action", json_string("forceGc"));
+		if ((rc = call(r, "vmtool", args, INSTANCES_TIMEOUT_MS, &end, cause)) != FP_OK)
+			return rc;
+		if (end.ok)
+			sbuf_addf(out, "forceGc: the garbage collector found %lld unreachable object%s "
+			    "(%.1f ms)\n", (long long)json_integer_value(json_object_get(end.data, "collected")),
+			    json_integer_value(json_object_get(end.data, "collected")) == 1 ? "" : "s",
+			    json_real_value(json_object_get(end.data, "ms")));
+		else
+			rc = end_failure(&end, "vmtool", cause);
+		proto_msg_clear(&end);
+		return rc;
+	}
+	if (strcmp(action, "getInstances") != 0) {
+		const char *actions[] = { "getInstances", "forceGc" };
+		const char *best = command_closest(action, actions, 2);
+
+		json_decref(args);
+		if (best != NULL)
+			return fail(cause, FP_EUSAGE, "vmtool: unknown action '%s': did you mean '%s'?",
+			    action, best);
+		return fail(cause, FP_EUSAGE, "vmtool: unknown action '%s' (getInstances or forceGc)",
+		    action);
+	}
+	if (req->nargs < 2) {
+		json_decref(args);
+		if (req->nargs == 0)
+			return fail(cause, FP_EUSAGE, "vmtool: missing the module and the class "
+			    "(usage: vmtool -a getInstances -c module class)");
+		return fail(cause, FP_EUSAGE, "vmtool: missing the class after module '%s' "
+		    "(usage: vmtool -a getInstances -c module class)", req->args[0]);
+	}
+	json_object_set_new(args, "action", json_string("getInstances"));
+	if ((rc = add_str(args, "module", req->args[0], "vmtool", cause)) != FP_OK ||
+	    (rc = add_str(args, "class", req->args[1], "vmtool", cause)) != FP_OK ||
+	    (rc = add_str(args, "expr", command_opt(req, "--expr"), "vmtool", cause)) != FP_OK ||
+	    (rc = parse_int(req, "--limits", -1, LONG_MAX, 10, &limit, cause)) != FP_OK ||
+	    (rc = value_options(req, args, cause)) != FP_OK) {
+		json_decref(args);
+		return rc;
+	}
+	if (limit == 0) {
+		json_decref(args);
+		return fail(cause, FP_EUSAGE, "vmtool: -n must be at least 1, or -1 for every instance");
+	}
+	json_object_set_new(args, "limit", json_integer(limit));
+	if ((rc = call(r, "vmtool", args, INSTANCES_TIMEOUT_MS, &end, cause)) != FP_OK)
+		return rc;
+	if (end.ok)
+		render_value_block(out, end.data);
+	else
+		rc = end_failure(&end, "vmtool", cause);
+	proto_msg_clear(&end);
+	return rc;
+}
+
+static int
+run_module(struct runner *r, const struct cmd_request *req, struct sbuf *out, char **cause)
+{
+	struct proto_msg end;
+	json_t *args, *v;
+	size_t i;
+	int rc;
+
+	if (req->nargs == 0)
+		return fail(cause, FP_EUSAGE, "module: missing the file path (usage: module filepath)");
+	args = json_object();
+	if ((rc = add_str(args, "path", req->args[0], "module", cause)) != FP_OK) {
+		json_decref(args);
+		return rc;
+	}
+	if ((rc = call(r, "module", args, VALUE_TIMEOUT_MS, &end, cause)) != FP_OK)
+		return rc;
+	if (end.ok) {
+		json_array_foreach(json_object_get(end.data, "modules"), i, v)
+			sbuf_addf(out, "%s\n", json_string_value(v));
+	} else {
+		rc = end_failure(&end, "module", cause);
+	}
+	proto_msg_clear(&end);
+	return rc;
+}
+
+/* ---- execute, console -------------------------------------------------------- */
+
+/*
+ * Run one request whose events carry output ("out"), streaming it as it
+ * comes; Ctrl-C or the timeout cancels it.  *endp is its end.
+ */
+static int
+run_streaming(struct runner *r, const char *cmd, json_t *args, long timeout_s,
+    struct proto_msg *endp, char **cause)
+{
+	struct sigaction old;
+	struct proto_msg msg;
+	struct session *s;
+	uint64_t id, started = now_ns(), cancelled_at = 0;
+	int rc;
+
+	memset(endp, 0, sizeof *endp);
+	if ((rc = agent(r, ATTACH_LOAD, &s, cause)) != FP_OK) {
+		json_decref(args);
+		return rc;
+	}
+	if ((rc = session_send(s, cmd, args, &id, cause)) != FP_OK) {
+		agent_failed(r, rc);
+		return rc;
+	}
+	sigint_catch(&old);
+	for (;;) {
+		rc = session_next(s, id, r->io.poll ? POLL_MS : 200, &msg, cause);
+		if (rc != FP_OK)
+			break;
+		if (msg.root != NULL && msg.type == PROTO_END) {
+			*endp = msg;
+			break;
+		}
+		if (r->io.poll != NULL && r->io.poll(r->io.ctx))
+			got_sigint = 1;
+		if (msg.root != NULL) {
+			const char *text = json_string_value(json_object_get(msg.data, "out"));
+
+			if (text != NULL)
+				r->io.write(r->io.ctx, text,
+				    json_string_length(json_object_get(msg.data, "out")));
+			proto_msg_clear(&msg);
+			if (!got_sigint)
+				continue;
+		}
+		if (cancelled_at == 0 && (got_sigint ||
+		    (timeout_s > 0 && now_ns() - started > (uint64_t)timeout_s * 1000000000))) {
+			if ((rc = session_cancel(s, id, cause)) != FP_OK)
+				break;
+			cancelled_at = now_ns();
+			got_sigint = 0;
+		} else if (cancelled_at != 0 && now_ns() - cancelled_at > (uint64_t)CANCEL_GRACE_MS * 1000000) {
+			rc = fail(cause, FP_ERR, "%s: the code did not stop within %d s of "
+			    "KeyboardInterrupt (it may be blocked in a C call or catch the interrupt); it "
+			    "goes on in an agent worker thread, other requests are not affected", cmd,
+			    CANCEL_GRACE_MS / 1000);
+			break;
+		} else if (cancelled_at != 0 && got_sigint) {
+			rc = fail(cause, FP_ERR, "%s: interrupted twice: not waiting for the code to stop", cmd);
+			break;
+		}
+	}
+	sigint_restore(&old);
+	if (rc != FP_OK && rc != FP_EUSAGE) {
+		/* Closing the connection also cancels what it started. */
+		agent_failed(r, rc);
+	}
+	return rc;
+}
+
+/* Show a failed statement's traceback; returns the status to report. */
+static int
+statement_failed(struct runner *r, const struct proto_msg *end, const char *cmd, char **cause)
+{
+	const char *tb = json_string_value(json_object_get(end->data, "traceback"));
+
+	if (strcmp(end->kind, "cancelled") == 0) {
+		io_write(r, "KeyboardInterrupt\n");
+		return fail(cause, FP_ERR, "%s: interrupted", cmd);
+	}
+	if (tb != NULL && *tb != '\0')
+		io_write(r, tb);
+	return end_failure(end, cmd, cause);
+}
+
+static int
+run_execute(struct runner *r, const struct cmd_request *req, struct sbuf *out, char **cause)
+{
+	struct proto_msg end;
+	struct sbuf code = { 0 };
+	struct stat st;
+	json_t *args;
+	char *text = NULL, *abs = NULL;
+	long timeout;
+	size_t i, len;
+	int rc;
+
+	if (req->nargs == 0)
+		return fail(cause, FP_EUSAGE, "execute: missing the file or the code "
+		    "(usage: execute %s)", req->spec->usage);
+	if ((rc = parse_int(req, "--timeout", 1, 86400 * 365, 0, &timeout, cause)) != FP_OK)
+		return rc;
+	args = json_object();
+	if (req->nargs == 1 && stat(req->args[0], &st) == 0 && S_ISREG(st.st_mode)) {
+		if (st.st_size > (off_t)(PROTO_MAX_TO_AGENT / 2)) {
+			json_decref(args);
+			return fail(cause, FP_EUSAGE, "execute: %s is too large to send (%lld bytes; at "
+			    "most %zu)", req->args[0], (long long)st.st_size, PROTO_MAX_TO_AGENT / 2);
+		}
+		if ((text = read_file_str(req->args[0], &len)) == NULL) {
+			json_decref(args);
+			return fail(cause, FP_ERR, "execute: cannot read %s: %s", req->args[0],
+			    strerror(errno));
+		}
+		abs = realpath(req->args[0], NULL);
+		rc = add_str(args, "code", text, "execute", cause);
+		if (rc == FP_OK)
+			rc = add_str(args, "filename", abs ? abs : req->args[0], "execute", cause);
+		free(text);
+		free(abs);
+	} else {
+		for (i = 0; i < req->nargs; i++)
+			sbuf_addf(&code, "%s%s", i ? " " : "", req->args[i]);
+		rc = add_str(args, "code", code.s, "execute", cause);
+		sbuf_free(&code);
+	}
+	if (rc != FP_OK) {
+		json_decref(args);
+		return rc;
+	}
+	if ((rc = run_streaming(r, "execute", args, timeout, &end, cause)) != FP_OK)
+		return rc;
+	if (!end.ok)
+		rc = statement_failed(r, &end, "execute", cause);
+	proto_msg_clear(&end);
+	(void)out;
+	return rc;
+}
+
+static bool
+is_exit(const char *line)
+{
+	static const char *const words[] = { "exit", "exit()", "quit", "quit()" };
+	size_t i, n;
+
+	while (*line == ' ' || *line == '\t')
+		line++;
+	n = strlen(line);
+	while (n > 0 && (line[n - 1] == ' ' || line[n - 1] == '\t' || line[n - 1] == '\r'))
+		n--;
+	for (i = 0; i < FP_NELEM(words); i++)
+		if (strlen(words[i]) == n && strncmp(line, words[i], n) == 0)
+			return true;
+	return false;
+}
+
+static int
+run_console(struct runner *r, const struct cmd_request *req, struct sbuf *out, char **cause)
+{
+	struct sbuf buf = { 0 };
+	struct sigaction old;
+	struct proto_msg end;
+	struct session *s;
+	unsigned failures = 0;
+	bool interrupted, eof = false;
+	char *line, *why = NULL;
+	json_t *args;
+	int rc;
+
+	if ((rc = agent(r, ATTACH_LOAD, &s, cause)) != FP_OK)
+		return rc;
+	if (r->io.interactive) {
+		char *banner = xasprintf("Python %s console inside process %d (flight_profiler agent %s).\n"
+		    "`import __main__` reaches the program's globals; exit() or Ctrl-D leaves, "
+		    "Ctrl-C interrupts a statement.\n", session_info(s)->python, (int)r->pid,
+		    session_info(s)->agent);
+
+		io_write(r, banner);
+		free(banner);
+	}
+	for (;;) {
+		sigint_catch(&old);
+		line = r->io.read_line(r->io.ctx, buf.len ? "... " : ">>> ", &interrupted);
+		sigint_restore(&old);
+		if (line == NULL && interrupted) {
+			io_write(r, "\nKeyboardInterrupt\n");
+			sbuf_free(&buf);
+			continue;
+		}
+		if (line == NULL) {
+			if (buf.len == 0)
+				break;
+			eof = true;	/* finish the statement being typed */
+		} else if (buf.len == 0 && is_exit(line)) {
+			free(line);
+			break;
+		} else {
+			if (buf.len == 0 && line[strspn(line, " \t\r")] == '\0') {
+				free(line);
+				continue;
+			}
+			sbuf_addf(&buf, "%s\n", line);
+			free(line);
+		}
+		args = json_object();
+		if ((rc = add_str(args, "code", buf.s, "console", &why)) != FP_OK) {
+			json_decref(args);
+			io_write(r, why);
+			io_write(r, "\n");
+			free(why);
+			why = NULL;
+			sbuf_free(&buf);
+			failures++;
+			continue;
+		}
+		if ((rc = run_streaming(r, "console", args, 0, &end, cause)) != FP_OK) {
+			sbuf_free(&buf);
+			return rc;
+		}
+		if (end.ok && json_is_true(json_object_get(end.data, "incomplete")) && !eof) {
+			proto_msg_clear(&end);
+			continue;	/* more lines to come */
+		}
+		if (end.ok && json_is_true(json_object_get(end.data, "incomplete"))) {
+			io_write(r, "console: the input ended inside a statement\n");
+			failures++;
+		} else if (!end.ok) {
+			if (statement_failed(r, &end, "console", &why) != FP_OK)
+				failures++;
+			free(why);
+			why = NULL;
+		}
+		proto_msg_clear(&end);
+		sbuf_free(&buf);
+		if (eof)
+			break;
+	}
+	sbuf_free(&buf);
+	if (r->io.interactive)
+		io_write(r, "\n");
+	(void)out;
+	(void)req;
+	if (failures > 0 && !r->io.interactive)
+		return fail(cause, FP_ERR, "console: %u statement%s failed", failures,
+		    failures == 1 ? "" : "s");
+	return FP_OK;
+}
+
+/* ---- stack ---------------------------------------------------------------------- */
+
+/*
+ * The agent's view of the threads (names; locals and asyncio tasks when
+ * asked).  With neither asked, only an agent already running is used and
+ * only briefly: a plain `stack` must stay an outside read.
+ */
+static int
+agent_threads(struct runner *r, pid_t pid, bool locals, bool asyncio, json_t **threads,
+    char **cause)
+{
+	struct session *s = NULL, *own = NULL;
+	struct proto_msg end;
+	json_t *args;
+	bool deep = locals || asyncio;
+	int rc;
+
+	*threads = NULL;
+	if (pid == r->pid) {
+		rc = agent(r, deep ? ATTACH_LOAD : ATTACH_EXISTING, &s, cause);
+	} else {
+		rc = attach_agent(pid, deep ? ATTACH_LOAD : ATTACH_EXISTING, 0, &own, cause);
+		s = own;
+	}
+	if (rc != FP_OK)
+		return rc;
+	args = json_pack("{s:b, s:b, s:i}", "locals", locals, "asyncio", asyncio, "limit", 200);
+	rc = session_call(s, "threads", args, deep ? VALUE_TIMEOUT_MS : NAMES_TIMEOUT_MS, NULL,
+	    NULL, &end, cause);
+	if (rc == FP_OK && end.ok) {
+		*threads = json_incref(end.data);
+	} else if (rc == FP_OK) {
+		rc = end_failure(&end, "stack", cause);
+	}
+	proto_msg_clear(&end);
+	if (own != NULL)
+		session_close(own);
+	else if (rc != FP_OK)
+		agent_failed(r, rc);
+	return rc;
+}
+
 static int
 run_stack(struct runner *r, const struct cmd_request *req, struct sbuf *out, char **cause)
 {
@@ -72,9 +745,12 @@ run_stack(struct runner *r, const struct cmd_request *req, struct sbuf *out, cha
 	struct source_cache *sc;
 	struct sbuf text = { 0 };
 	const char *file = command_opt(req, "--filepath");
-	char *cmdline;
+	bool locals = command_opt(req, "--locals") != NULL;
+	bool asyncio = command_opt(req, "--asyncio") != NULL;
+	json_t *threads = NULL;
+	char *cmdline, *why = NULL;
 	pid_t pid = r->pid;
-	int rc;
+	int rc, arc = FP_OK;
 
 	if (req->nargs == 1 && (rc = parse_pid(req->args[0], &pid, cause)) != FP_OK)
 		return rc;
@@ -96,9 +772,18 @@ run_stack(struct runner *r, const struct cmd_request *req, struct sbuf *out, cha
 	}
 	rc = py_reader_snapshot(reader, &opts, &snap, cause);
 	if (rc == FP_OK) {
+		/* The inside view adds to the outside one; without it, the outside one stands. */
+		arc = agent_threads(r, pid, locals, asyncio, &threads, &why);
+		if (threads != NULL)
+			render_apply_thread_names(snap, threads);
 		sc = source_cache_new(pid);
 		cmdline = procfs_cmdline(pid);
-		render_stack(&text, snap, py_reader_runtime(reader), cmdline, sc);
+		if (locals && threads != NULL)
+			render_stack_locals(&text, snap, py_reader_runtime(reader), cmdline, sc, threads);
+		else
+			render_stack(&text, snap, py_reader_runtime(reader), cmdline, sc);
+		if (asyncio && threads != NULL)
+			render_asyncio(&text, snap, threads);
 		free(cmdline);
 		source_cache_free(sc);
 		py_snapshot_free(snap);
@@ -109,7 +794,13 @@ run_stack(struct runner *r, const struct cmd_request *req, struct sbuf *out, cha
 		} else {
 			sbuf_add(out, text.s);
 		}
+		if (rc == FP_OK && (locals || asyncio) && arc != FP_OK)
+			rc = fail(cause, arc, "stack: %s%s%s unavailable: %s", locals ? "locals" : "",
+			    locals && asyncio ? " and " : "", asyncio ? "asyncio tasks" : "",
+			    why ? why : "no agent");
 	}
+	json_decref(threads);
+	free(why);
 	sbuf_free(&text);
 	py_reader_close(own);
 	return rc;
@@ -118,17 +809,35 @@ run_stack(struct runner *r, const struct cmd_request *req, struct sbuf *out, cha
 int
 runner_exec(struct runner *r, const char *line, struct sbuf *out, char **cause)
 {
+	static const struct {
+		const char *name;
+		int (*run)(struct runner *, const struct cmd_request *, struct sbuf *, char **);
+	} runs[] = {
+		{ "stack", run_stack },
+		{ "getglobal", run_getglobal },
+		{ "vmtool", run_vmtool },
+		{ "module", run_module },
+		{ "execute", run_execute },
+		{ "console", run_console },
+	};
 	struct cmd_request *req;
+	size_t i;
 	int rc;
 
 	if ((rc = command_parse(line, &req, cause)) != FP_OK)
 		return rc;
 	if (req == NULL)
 		return FP_OK;
-	if (strcmp(req->spec->name, "help") == 0)
+	if (strcmp(req->spec->name, "help") == 0) {
 		rc = command_help(out, req->nargs ? req->args[0] : NULL, cause);
-	else if (strcmp(req->spec->name, "stack") == 0)
-		rc = run_stack(r, req, out, cause);
+		command_request_free(req);
+		return rc;
+	}
+	for (i = 0; i < FP_NELEM(runs); i++)
+		if (strcmp(req->spec->name, runs[i].name) == 0)
+			break;
+	if (i < FP_NELEM(runs))
+		rc = runs[i].run(r, req, out, cause);
 	else
 		rc = fail(cause, FP_ERR, "%s: not implemented", req->spec->name);
 	command_request_free(req);

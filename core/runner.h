@@ -3,11 +3,15 @@
  * results as text.  The same runner serves --cmd, the line-mode prompt and
  * the TUI's output pane, so a command prints the same text everywhere.
  *
- * The runner keeps the process reader (and its caches) between commands.
+ * The runner keeps the process reader (and its caches) and the session
+ * with the agent between commands; commands that need the inside view load
+ * the agent on first need (core/attach).
  */
 #ifndef FP_RUNNER_H
 #define FP_RUNNER_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 #include "core/util.h"
@@ -16,6 +20,49 @@ struct runner;
 
 struct runner *runner_new(pid_t pid);
 void runner_free(struct runner *r);
+
+/*
+ * Where `console` reads its lines and where `console` and `execute` stream
+ * what the code prints while it runs.  The default reads standard input
+ * (with ">>> " / "... " prompts on a terminal) and writes standard output;
+ * the TUI replaces both.  read_line returns a malloc'd line without its
+ * newline, or NULL at the end of input; with *interrupted set (Ctrl-C), the
+ * console drops the statement being typed.
+ */
+struct runner_io {
+	char *(*read_line)(void *ctx, const char *prompt, bool *interrupted);
+	void (*write)(void *ctx, const char *text, size_t len);
+	/*
+	 * May be NULL.  Called every few tens of milliseconds while a statement
+	 * runs in the target (a front end that owns the terminal keeps its
+	 * screen alive from here); true interrupts the statement as Ctrl-C
+	 * does.
+	 */
+	bool (*poll)(void *ctx);
+	bool interactive;	/* prompts, banner; errors do not end the console */
+	void *ctx;
+};
+void runner_set_io(struct runner *r, const struct runner_io *io);
+
+/*
+ * The session with the agent, for front ends that talk to it directly
+ * (the TUI's thread names, locals and completion).  runner_attach connects
+ * to the agent already running in the target, or with `load` loads it
+ * (an injection: only on the user's request).  runner_session is the
+ * session, or NULL when none is connected; it never connects.  After a
+ * request on it failed in a way that may have broken it, the caller hands
+ * it back with runner_session_failed (the session is closed; the state
+ * becomes RUNNER_AGENT_LOST).
+ */
+enum runner_agent_state {
+	RUNNER_AGENT_NONE,	/* never connected */
+	RUNNER_AGENT_ATTACHED,
+	RUNNER_AGENT_LOST,	/* was connected; the connection broke */
+};
+int runner_attach(struct runner *r, bool load, char **cause);
+struct session *runner_session(struct runner *r);
+void runner_session_failed(struct runner *r);
+enum runner_agent_state runner_agent_state(const struct runner *r);
 
 /*
  * Parse and run one command line, appending its output to `out`.  Returns

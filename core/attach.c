@@ -1,0 +1,424 @@
+#include "config.h"
+
+#include "core/attach.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/procfs.h"
+#include "core/pyruntime.h"
+#include "inject/inject.h"
+
+#ifndef FP_PKGLIBDIR
+#define FP_PKGLIBDIR "/usr/local/lib/flight_profiler"
+#endif
+
+#define AGENT_START_MS 10000	/* from injection to a socket that answers */
+#define JANSSON_SONAME "libjansson.so.4"
+
+char *
+attach_target_dir(pid_t pid)
+{
+	return xasprintf("/tmp/.flight_profiler-%d", (int)pid);
+}
+
+/* A path of the agent directory as this process reaches it. */
+static char *
+host_path(pid_t pid, const char *file)
+{
+	return xasprintf("/proc/%d/root/tmp/.flight_profiler-%d%s%s", (int)pid, (int)pid,
+	    file ? "/" : "", file ? file : "");
+}
+
+static bool
+readable(const char *path)
+{
+	return access(path, R_OK) == 0;
+}
+
+char *
+attach_find_agent(unsigned minor, char **cause)
+{
+	char name[32], exe[PATH_MAX], *p, *where[3] = { NULL, NULL, NULL };
+	const char *env = getenv("FP_AGENT_DIR");
+	ssize_t n;
+	size_t i;
+
+	snprintf(name, sizeof name, "fpagent-cp3%u.so", minor);
+	if (env != NULL && *env != '\0')
+		where[0] = xasprintf("%s/%s", env, name);
+	n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	if (n > 0) {
+		exe[n] = '\0';
+		if ((p = strrchr(exe, '/')) != NULL)
+			*p = '\0';
+		where[1] = xasprintf("%s/%s", exe, name);
+	}
+	where[2] = xasprintf("%s/%s", FP_PKGLIBDIR, name);
+	for (i = 0; i < FP_NELEM(where); i++) {
+		if (where[i] != NULL && readable(where[i])) {
+			p = where[i];
+			where[i] = NULL;
+			for (i = 0; i < FP_NELEM(where); i++)
+				free(where[i]);
+			return p;
+		}
+	}
+	fail(cause, FP_EVERSION, "no agent for CPython 3.%u (%s not in %s%s%s%s): this "
+	    "flight_profiler was not built for 3.%u; reconfigure with "
+	    "--with-python=/path/to/python3.%u (with its headers) and rebuild; "
+	    "commands that read from outside (stack) still work", minor, name,
+	    env ? env : "", env ? ", " : "", n > 0 ? exe : "", n > 0 ? " or " FP_PKGLIBDIR : FP_PKGLIBDIR,
+	    minor, minor);
+	for (i = 0; i < FP_NELEM(where); i++)
+		free(where[i]);
+	return NULL;
+}
+
+/* libjansson.so.4 next to the agent, else the one this process uses. */
+static char *
+find_jansson(const char *agent, char **cause)
+{
+	char *dir = xstrdup(agent), *slash = strrchr(dir, '/'), *path;
+	Dl_info info;
+
+	if (slash != NULL)
+		*slash = '\0';
+	path = xasprintf("%s/%s", dir, JANSSON_SONAME);
+	free(dir);
+	if (readable(path))
+		return path;
+	free(path);
+	if (dladdr((void *)json_object, &info) != 0 && info.dli_fname != NULL &&
+	    info.dli_fname[0] == '/' && readable(info.dli_fname))
+		return xstrdup(info.dli_fname);
+	fail(cause, FP_ERR, "cannot find %s to copy next to the agent (apt-get install libjansson4)",
+	    JANSSON_SONAME);
+	return NULL;
+}
+
+static gid_t
+target_gid(pid_t pid)
+{
+	char path[64], *text, *line;
+	gid_t gid = (gid_t)-1;
+
+	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+	if ((text = read_file_str(path, NULL)) == NULL)
+		return gid;
+	line = strstr(text, "\nGid:");
+	if (line != NULL)
+		gid = (gid_t)strtoul(line + 5, NULL, 10);
+	free(text);
+	return gid;
+}
+
+/*
+ * Copy `src` to `name` in the directory dfd (owned by uid), atomically
+ * (a temporary name, then rename), unless an identical copy is there.
+ */
+static int
+copy_into(int dfd, const char *name, const char *src, uid_t uid, gid_t gid, char **cause)
+{
+	struct stat sst, dst;
+	char tmp[64], buf[65536];
+	struct timespec times[2];
+	int in, out;
+	ssize_t n;
+
+	in = open(src, O_RDONLY | O_CLOEXEC);
+	if (in < 0 || fstat(in, &sst) != 0) {
+		if (in >= 0)
+			close(in);
+		return fail(cause, FP_ERR, "cannot read %s: %s", src, strerror(errno));
+	}
+	if (fstatat(dfd, name, &dst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(dst.st_mode) &&
+	    dst.st_size == sst.st_size && dst.st_mtim.tv_sec == sst.st_mtim.tv_sec &&
+	    dst.st_mtim.tv_nsec == sst.st_mtim.tv_nsec && dst.st_uid == uid) {
+		close(in);
+		return FP_OK;	/* copied before */
+	}
+	snprintf(tmp, sizeof tmp, ".%s.%d.tmp", name, (int)getpid());
+	unlinkat(dfd, tmp, 0);
+	out = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0500);
+	if (out < 0) {
+		close(in);
+		return fail(cause, FP_ERR, "cannot create %s in the agent directory: %s", tmp,
+		    strerror(errno));
+	}
+	while ((n = read(in, buf, sizeof buf)) > 0) {
+		if (write(out, buf, (size_t)n) != n) {
+			n = -1;
+			break;
+		}
+	}
+	close(in);
+	if (n < 0) {
+		close(out);
+		unlinkat(dfd, tmp, 0);
+		return fail(cause, FP_ERR, "cannot copy %s: %s", src, strerror(errno));
+	}
+	if (geteuid() == 0 && uid != 0)
+		(void)!fchown(out, uid, gid);
+	times[0] = sst.st_atim;
+	times[1] = sst.st_mtim;
+	futimens(out, times);
+	close(out);
+	if (renameat(dfd, tmp, dfd, name) != 0) {
+		unlinkat(dfd, tmp, 0);
+		return fail(cause, FP_ERR, "cannot install %s in the agent directory: %s", name,
+		    strerror(errno));
+	}
+	return FP_OK;
+}
+
+/*
+ * Make the agent directory in the target's /tmp: 0700, owned by the
+ * target's uid, not a symlink, not someone else's.  Returns an open fd.
+ */
+static int
+prepare_dir(pid_t pid, int *dfdp, uid_t *uidp, char **cause)
+{
+	char *tmpdir = xasprintf("/proc/%d/root/tmp", (int)pid), name[48];
+	uid_t uid = procfs_uid(pid);
+	gid_t gid = target_gid(pid);
+	struct stat st;
+	int tfd, dfd, e;
+
+	*dfdp = -1;
+	tfd = open(tmpdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (tfd < 0) {
+		e = errno;
+		free(tmpdir);
+		if (e == EACCES || e == EPERM) {
+			char *why = procfs_explain_eperm(pid);
+			int rc = fail(cause, FP_EPERM, "cannot reach the files of process %d: "
+			    "permission denied (%s)", (int)pid, why);
+
+			free(why);
+			return rc;
+		}
+		if (!procfs_exists(pid))
+			return fail(cause, FP_ENOPROC, "no process with pid %d", (int)pid);
+		return fail(cause, FP_ERR, "process %d has no usable /tmp (%s)", (int)pid, strerror(e));
+	}
+	free(tmpdir);
+	snprintf(name, sizeof name, ".flight_profiler-%d", (int)pid);
+	if (mkdirat(tfd, name, 0700) != 0 && errno != EEXIST) {
+		e = errno;
+		close(tfd);
+		return fail(cause, e == EACCES ? FP_EPERM : FP_ERR,
+		    "cannot create /tmp/%s for process %d: %s", name, (int)pid, strerror(e));
+	}
+	dfd = openat(tfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	e = errno;
+	close(tfd);
+	if (dfd < 0)
+		return fail(cause, FP_ERR, "cannot open /tmp/%s of process %d: %s%s", name, (int)pid,
+		    strerror(e), e == ELOOP || e == ENOTDIR ? " (not a directory: refusing to use it)" : "");
+	if (fstat(dfd, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		close(dfd);
+		return fail(cause, FP_ERR, "/tmp/%s of process %d is not a directory", name, (int)pid);
+	}
+	if (st.st_uid != uid) {
+		if (st.st_uid != geteuid() || fchown(dfd, uid, gid) != 0) {
+			close(dfd);
+			return fail(cause, FP_EPERM, "/tmp/%s of process %d belongs to uid %u, not to the "
+			    "process's owner (uid %u): refusing to use it; remove it if it is stale",
+			    name, (int)pid, (unsigned)st.st_uid, (unsigned)uid);
+		}
+	}
+	if ((st.st_mode & 07777) != 0700 && fchmod(dfd, 0700) != 0) {
+		close(dfd);
+		return fail(cause, FP_EPERM, "cannot make /tmp/%s of process %d private (mode 0700): %s",
+		    name, (int)pid, strerror(errno));
+	}
+	(void)gid;
+	*dfdp = dfd;
+	*uidp = uid;
+	return FP_OK;
+}
+
+/* The agent's own words on why it could not start (agent.err), or NULL. */
+static char *
+agent_error(pid_t pid)
+{
+	char *path = host_path(pid, "agent.err"), *text;
+	size_t len;
+
+	text = read_file_str(path, &len);
+	free(path);
+	if (text != NULL) {
+		while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == ' '))
+			text[--len] = '\0';
+	}
+	return text;
+}
+
+/* The path of an agent library mapped in pid, or NULL. */
+static char *
+mapped_agent(pid_t pid)
+{
+	struct proc_maps maps = { 0 };
+	const char *base;
+	char *found = NULL;
+	size_t i;
+
+	if (procfs_maps_read(pid, &maps, NULL) != FP_OK)
+		return NULL;
+	for (i = 0; i < maps.n && found == NULL; i++) {
+		if (maps.maps[i].path == NULL)
+			continue;
+		base = strrchr(maps.maps[i].path, '/');
+		base = base ? base + 1 : maps.maps[i].path;
+		if (strncmp(base, "fpagent-cp", 10) == 0)
+			found = xstrdup(maps.maps[i].path);
+	}
+	procfs_maps_free(&maps);
+	return found;
+}
+
+static int
+wait_for_agent(pid_t pid, const char *sock, struct session **s, char **cause)
+{
+	uint64_t deadline = now_ns() + (uint64_t)AGENT_START_MS * 1000000;
+	struct timespec pause = { 0, 500 * 1000 };
+	bool nobody;
+	char *why, *err;
+	int rc;
+
+	for (;;) {
+		why = NULL;
+		rc = session_connect(pid, sock, SESSION_HANDSHAKE_MS, s, &nobody, &why);
+		if (rc == FP_OK || !nobody) {
+			if (rc != FP_OK)
+				fail(cause, rc, "%s", why);
+			free(why);
+			return rc;
+		}
+		free(why);
+		if ((err = agent_error(pid)) != NULL) {
+			rc = fail(cause, FP_ERR, "the agent was loaded into process %d but could not "
+			    "start: %s", (int)pid, err);
+			free(err);
+			return rc;
+		}
+		if (!procfs_exists(pid))
+			return fail(cause, FP_EEXITED, "process %d exited", (int)pid);
+		if (now_ns() > deadline)
+			return fail(cause, FP_ERR, "the agent was loaded into process %d but did not open "
+			    "its socket within %d s (is the interpreter initialized?)", (int)pid,
+			    AGENT_START_MS / 1000);
+		nanosleep(&pause, NULL);
+	}
+}
+
+int
+attach_agent(pid_t pid, enum attach_mode mode, unsigned python_hex, struct session **s,
+    char **cause)
+{
+	struct inject_opts opts = { .timeout_ms = 10000 };
+	char *sock = host_path(pid, "agent.sock"), *why = NULL, *agent = NULL, *jansson = NULL;
+	char *dir = NULL, *lib = NULL, *mapped, name[32];
+	struct pyruntime *rt;
+	bool nobody = false;
+	uid_t uid = 0;
+	gid_t gid;
+	int rc, dfd = -1;
+
+	*s = NULL;
+	/*
+	 * A running agent answers: never load it twice.  Only looking (for
+	 * `stack`'s thread names), do not wait long for a wedged one.
+	 */
+	rc = session_connect(pid, sock, mode == ATTACH_EXISTING ? 500 : SESSION_HANDSHAKE_MS, s,
+	    &nobody, &why);
+	if (rc == FP_OK || !nobody) {
+		if (rc != FP_OK)
+			fail(cause, rc, "%s", why);
+		goto out;
+	}
+	if (!procfs_exists(pid)) {
+		rc = fail(cause, FP_ENOPROC, "no process with pid %d", (int)pid);
+		goto out;
+	}
+	if (mode == ATTACH_EXISTING) {
+		rc = fail(cause, FP_ERR, "no flight_profiler agent runs in process %d", (int)pid);
+		goto out;
+	}
+	if ((mapped = mapped_agent(pid)) != NULL) {
+		char *err = agent_error(pid);
+
+		rc = fail(cause, FP_ERR, "the flight_profiler agent %s is loaded in process %d but "
+		    "does not answer on %s%s%s; it is never loaded twice", mapped, (int)pid, sock,
+		    err ? ": " : "", err ? err : "");
+		free(err);
+		free(mapped);
+		goto out;
+	}
+	if (python_hex == 0) {
+		if ((rc = pyruntime_open(pid, &rt, cause)) != FP_OK)
+			goto out;
+		python_hex = rt->version_hex;
+		pyruntime_close(rt);
+	}
+	if ((agent = attach_find_agent((python_hex >> 16) & 0xff, cause)) == NULL) {
+		rc = FP_EVERSION;
+		goto out;
+	}
+	if ((jansson = find_jansson(agent, cause)) == NULL) {
+		rc = FP_ERR;
+		goto out;
+	}
+	if ((rc = prepare_dir(pid, &dfd, &uid, cause)) != FP_OK)
+		goto out;
+	/*
+	 * One loader at a time per target: a second flight_profiler started
+	 * meanwhile waits here, then finds the agent the first one loaded.
+	 */
+	if (flock(dfd, LOCK_EX) == 0) {
+		free(why);
+		why = NULL;
+		if (session_connect(pid, sock, SESSION_HANDSHAKE_MS, s, &nobody, &why) == FP_OK) {
+			rc = FP_OK;
+			goto out;
+		}
+		if ((mapped = mapped_agent(pid)) != NULL) {
+			free(mapped);
+			rc = wait_for_agent(pid, sock, s, cause);
+			goto out;
+		}
+	}
+	snprintf(name, sizeof name, "fpagent-cp3%u.so", (python_hex >> 16) & 0xff);
+	gid = target_gid(pid);
+	if ((rc = copy_into(dfd, name, agent, uid, gid, cause)) != FP_OK ||
+	    (rc = copy_into(dfd, JANSSON_SONAME, jansson, uid, gid, cause)) != FP_OK)
+		goto out;
+	/* A stale socket or error report of an earlier agent of this pid. */
+	unlinkat(dfd, "agent.sock", 0);
+	unlinkat(dfd, "agent.err", 0);
+	dir = attach_target_dir(pid);
+	lib = xasprintf("%s/%s", dir, name);
+	if ((rc = inject_load(pid, lib, "fp_agent_start", dir, &opts, cause)) != FP_OK)
+		goto out;
+	rc = wait_for_agent(pid, sock, s, cause);
+out:
+	if (dfd >= 0)
+		close(dfd);
+	free(why);
+	free(sock);
+	free(agent);
+	free(jansson);
+	free(dir);
+	free(lib);
+	return rc;
+}

@@ -1,0 +1,51 @@
+/*
+ * pyagent — the agent's Python-facing parts (pyside.c, format.c).
+ * Every function here needs the GIL, and none leaves a Python exception
+ * set when it returns: whatever user code raises is caught and described.
+ */
+#ifndef FP_PYAGENT_H
+#define FP_PYAGENT_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <jansson.h>
+
+/*
+ * How a value is described (the -x, -r and -v options):
+ * depth      levels of containers and object attributes expanded (0..4)
+ * raw        just repr(), bounded
+ * verbose    every item of a container (still bounded by hard caps)
+ */
+struct fmt_opts {
+	int depth;
+	bool raw;
+	bool verbose;
+	size_t max_items;	/* per container */
+	size_t max_repr;	/* characters per repr */
+	size_t budget;		/* characters left for the whole tree */
+	bool truncated;		/* set when the budget ran out */
+};
+
+#define FMT_MAX_DEPTH 4
+#define FMT_ITEMS 10		/* items per container without -v */
+
+void fmt_opts_init(struct fmt_opts *o, int depth, bool raw, bool verbose);
+
+/* A JSON description tree of obj (see doc/protocol.md, "values"). */
+json_t *fmt_value(PyObject *obj, struct fmt_opts *o);
+/* "module.Qualname" of a type ("list" for builtins); malloc'd, never NULL. */
+char *fmt_type_name(PyTypeObject *tp);
+/* repr(obj) cut at max characters, never failing: "<repr failed: ...>". */
+json_t *fmt_repr(PyObject *obj, size_t max);
+/* A str as JSON; lone surrogates and the like are backslash-escaped. */
+json_t *fmt_str(PyObject *s, size_t max, bool *cut);
+/* Plain data (dict with str keys, list, tuple, str, int, float, bool, None) as JSON. */
+json_t *fmt_plain(PyObject *obj);
+/* "TypeName: message" of the current exception, which is cleared; malloc'd. */
+char *fmt_exception(void);
+
+#endif

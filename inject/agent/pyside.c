@@ -1,0 +1,713 @@
+/*
+ * pyside — the requests that need the interpreter.  Runs on worker
+ * threads, which hold the GIL only inside agent_py_run() and the other
+ * entry points below; each request's answer is sent through agent_send().
+ *
+ * Version notes: _Py_IsFinalizing() (3.8-3.12) became Py_IsFinalizing()
+ * in 3.13; everything else used here is the same C API from 3.8 to 3.13.
+ */
+#include "config.h"
+
+#include "inject/agent/pyagent.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/protocol.h"
+#include "inject/agent/agent.h"
+#include "helper_py.h"		/* generated from helper.py: helper_py_source */
+
+#define HELPER_FILE "<flight_profiler agent>"
+#define OUTPUT_LIMIT (1 << 20)	/* characters of output kept per statement */
+
+static PyObject *helper;	/* the helper's namespace (a dict) */
+static PyObject *consoles;	/* {connection serial: console namespace} */
+
+bool
+agent_py_ready(void)
+{
+#if PY_VERSION_HEX >= 0x030D0000
+	return Py_IsInitialized() && !Py_IsFinalizing();
+#else
+	return Py_IsInitialized() && !_Py_IsFinalizing();
+#endif
+}
+
+const char *
+agent_py_version(void)
+{
+	static char version[32];
+	const char *v = Py_GetVersion();	/* "3.12.1 (main, ...) [GCC ...]" */
+	size_t n = strcspn(v, " ");
+
+	if (version[0] == '\0') {
+		if (n >= sizeof version)
+			n = sizeof version - 1;
+		memcpy(version, v, n);
+		version[n] = '\0';
+	}
+	return version;
+}
+
+json_t *
+agent_py_capabilities(void)
+{
+	static const char *const caps[] = {
+		"getglobal", "vmtool", "module", "execute", "console", "threads", "cancel",
+	};
+	json_t *a = json_array();
+	size_t i;
+
+	for (i = 0; i < sizeof caps / sizeof caps[0]; i++)
+		json_array_append_new(a, json_string(caps[i]));
+	return a;
+}
+
+/* ---- small helpers ---------------------------------------------------------- */
+
+static json_t *
+end_errorf(uint64_t id, const char *kind, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static json_t *
+end_errorf(uint64_t id, const char *kind, const char *fmt, ...)
+{
+	char text[1200];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof text, fmt, ap);
+	va_end(ap);
+	return proto_new_end_error(id, kind, text);
+}
+
+static const char *
+arg_str(json_t *args, const char *key)
+{
+	json_t *v = json_object_get(args, key);
+
+	return json_is_string(v) && json_string_length(v) > 0 ? json_string_value(v) : NULL;
+}
+
+static long long
+arg_int(json_t *args, const char *key, long long dflt)
+{
+	json_t *v = json_object_get(args, key);
+
+	return json_is_integer(v) ? json_integer_value(v) : dflt;
+}
+
+static bool
+arg_bool(json_t *args, const char *key)
+{
+	return json_is_true(json_object_get(args, key));
+}
+
+static double
+elapsed_ms(const struct timespec *a)
+{
+	struct timespec b;
+
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	return (double)(b.tv_sec - a->tv_sec) * 1e3 + (double)(b.tv_nsec - a->tv_nsec) / 1e6;
+}
+
+/* _fp_repr(obj, limit): a repr that never raises, for the helper. */
+static PyObject *
+py_fp_repr(PyObject *self, PyObject *args)
+{
+	PyObject *obj, *s;
+	Py_ssize_t limit = 200;
+	json_t *j;
+
+	if (!PyArg_ParseTuple(args, "O|n", &obj, &limit))
+		return NULL;
+	j = fmt_repr(obj, limit > 0 ? (size_t)limit : 200);
+	s = PyUnicode_DecodeUTF8(json_string_value(j), (Py_ssize_t)json_string_length(j), "replace");
+	json_decref(j);
+	return s;
+}
+
+static PyMethodDef fp_repr_def = {
+	"_fp_repr", py_fp_repr, METH_VARARGS, "bounded repr that never raises",
+};
+
+/* Compile helper.py into its namespace, once. */
+static bool
+helper_ready(char **why)
+{
+	PyObject *g, *code, *r, *fn, *builtins;
+
+	if (helper != NULL)
+		return true;
+	g = PyDict_New();
+	builtins = PyImport_ImportModule("builtins");
+	fn = PyCFunction_New(&fp_repr_def, NULL);
+	if (g == NULL || builtins == NULL || fn == NULL ||
+	    PyDict_SetItemString(g, "__builtins__", builtins) != 0 ||
+	    PyDict_SetItemString(g, "__name__", PyUnicode_FromString("_flight_profiler_agent")) != 0 ||
+	    PyDict_SetItemString(g, "__file__", PyUnicode_FromString(HELPER_FILE)) != 0 ||
+	    PyDict_SetItemString(g, "_fp_repr", fn) != 0)
+		goto fail;
+	code = Py_CompileString(helper_py_source, HELPER_FILE, Py_file_input);
+	if (code == NULL)
+		goto fail;
+	r = PyEval_EvalCode(code, g, g);
+	Py_DECREF(code);
+	if (r == NULL)
+		goto fail;
+	Py_DECREF(r);
+	Py_DECREF(builtins);
+	Py_DECREF(fn);
+	helper = g;
+	consoles = PyDict_New();
+	return true;
+fail:
+	*why = fmt_exception();
+	Py_XDECREF(g);
+	Py_XDECREF(builtins);
+	Py_XDECREF(fn);
+	return false;
+}
+
+/* Call helper function `name` with a new tuple of arguments (stolen). */
+static PyObject *
+helper_call(const char *name, PyObject *args)
+{
+	PyObject *fn = PyDict_GetItemString(helper, name), *r;
+
+	if (fn == NULL || args == NULL) {
+		Py_XDECREF(args);
+		PyErr_Format(PyExc_RuntimeError, "agent helper %s is missing", name);
+		return NULL;
+	}
+	r = PyObject_Call(fn, args, NULL);
+	Py_DECREF(args);
+	return r;
+}
+
+/* ---- output events: what a request's thread prints ------------------------ */
+
+struct emitter {
+	uint64_t conn, id;
+};
+
+static void
+emitter_free(PyObject *capsule)
+{
+	free(PyCapsule_GetPointer(capsule, "fp.emitter"));
+}
+
+static PyObject *
+py_emit(PyObject *self, PyObject *args)
+{
+	struct emitter *e = PyCapsule_GetPointer(self, "fp.emitter");
+	PyObject *text;
+	json_t *data;
+
+	if (e == NULL || !PyArg_ParseTuple(args, "U", &text))
+		return NULL;
+	data = json_object();
+	json_object_set_new(data, "out", fmt_str(text, (size_t)OUTPUT_LIMIT * 2, NULL));
+	agent_send(e->conn, proto_new_event(e->id, data));
+	Py_RETURN_NONE;
+}
+
+static PyMethodDef emit_def = { "_fp_emit", py_emit, METH_VARARGS, "send output" };
+
+static PyObject *
+new_emitter(uint64_t conn, uint64_t id)
+{
+	struct emitter *e = malloc(sizeof *e);
+	PyObject *cap, *fn;
+
+	if (e == NULL)
+		return PyErr_NoMemory();
+	e->conn = conn;
+	e->id = id;
+	cap = PyCapsule_New(e, "fp.emitter", emitter_free);
+	if (cap == NULL) {
+		free(e);
+		return NULL;
+	}
+	fn = PyCFunction_New(&emit_def, cap);
+	Py_DECREF(cap);
+	return fn;
+}
+
+/* ---- getglobal, vmtool ---------------------------------------------------------- */
+
+/* A module from sys.modules (borrowed), or an end message saying why not. */
+static PyObject *
+find_module(uint64_t id, const char *name, json_t **end)
+{
+	PyObject *m = PyDict_GetItemString(PyImport_GetModuleDict(), name);
+
+	if (m == NULL)
+		*end = end_errorf(id, "notfound", "module '%s' is not imported in process %d",
+		    name, (int)agent_host_pid());
+	return m;
+}
+
+/*
+ * getattr(obj, name) for the lookup of a class or field: a new reference,
+ * or NULL with *end set ("not found" for AttributeError, else "raised").
+ */
+static PyObject *
+lookup(uint64_t id, PyObject *obj, const char *name, const char *what, const char *where,
+    json_t **end)
+{
+	PyObject *v = PyObject_GetAttrString(obj, name);
+	char *why;
+
+	if (v != NULL)
+		return v;
+	if (PyErr_ExceptionMatches(PyExc_AttributeError)) {
+		PyErr_Clear();
+		*end = end_errorf(id, "notfound", "%s '%s' not found in %s", what, name, where);
+	} else {
+		why = fmt_exception();
+		*end = end_errorf(id, "raised", "looking up %s '%s' in %s raised %s", what, name,
+		    where, why);
+		free(why);
+	}
+	return NULL;
+}
+
+/* Dotted class path "Outer.Inner" inside a module. */
+static PyObject *
+lookup_class(uint64_t id, PyObject *mod, const char *modname, const char *path, json_t **end)
+{
+	char where[600], *copy = strdup(path), *part, *save = NULL;
+	PyObject *cur = mod, *next;
+
+	if (copy == NULL) {
+		*end = proto_new_end_error(id, "internal", "out of memory");
+		return NULL;
+	}
+	Py_INCREF(cur);
+	snprintf(where, sizeof where, "module '%s'", modname);
+	for (part = strtok_r(copy, ".", &save); part != NULL; part = strtok_r(NULL, ".", &save)) {
+		next = lookup(id, cur, part, "class", where, end);
+		Py_DECREF(cur);
+		if (next == NULL) {
+			free(copy);
+			return NULL;
+		}
+		cur = next;
+		snprintf(where, sizeof where, "class '%s' of module '%s'", path, modname);
+	}
+	free(copy);
+	return cur;
+}
+
+static bool
+eval_expr(const char *expr, const char *bind, PyObject *value, PyObject **result, char **why)
+{
+	PyObject *code, *g, *builtins;
+	char *e;
+
+	*result = NULL;
+	code = Py_CompileString(expr, "<expr>", Py_eval_input);
+	if (code == NULL) {
+		e = fmt_exception();
+		*why = malloc(strlen(e) + 64);
+		if (*why)
+			sprintf(*why, "the expression is not valid Python: %s", e);
+		free(e);
+		return false;
+	}
+	g = PyDict_New();
+	builtins = PyImport_ImportModule("builtins");
+	if (g != NULL && builtins != NULL && PyDict_SetItemString(g, "__builtins__", builtins) == 0 &&
+	    PyDict_SetItemString(g, bind, value) == 0)
+		*result = PyEval_EvalCode(code, g, g);
+	Py_DECREF(code);
+	Py_XDECREF(g);
+	Py_XDECREF(builtins);
+	if (*result == NULL) {
+		e = fmt_exception();
+		*why = malloc(strlen(e) + 64);
+		if (*why)
+			sprintf(*why, "the expression raised %s", e);
+		free(e);
+		return false;
+	}
+	return true;
+}
+
+static json_t *
+value_result(uint64_t id, const char *exprtext, PyObject *value, json_t *args,
+    long long top_items, json_t *extra)
+{
+	struct fmt_opts o;
+	json_t *data = extra ? extra : json_object();
+	char *tn;
+
+	fmt_opts_init(&o, (int)arg_int(args, "depth", 1), arg_bool(args, "raw"),
+	    arg_bool(args, "verbose"));
+	if (top_items > 0 && (size_t)top_items > o.max_items && PyList_Check(value))
+		o.max_items = (size_t)top_items;
+	tn = fmt_type_name(Py_TYPE(value));
+	json_object_set_new(data, "expr", json_string(exprtext));
+	json_object_set_new(data, "type", json_string(tn));
+	json_object_set_new(data, "value", fmt_value(value, &o));
+	if (o.truncated)
+		json_object_set_new(data, "truncated", json_true());
+	free(tn);
+	return proto_new_end_ok(id, data);
+}
+
+static json_t *
+do_getglobal(struct agent_job *job)
+{
+	const char *modname = arg_str(job->args, "module"), *cls = arg_str(job->args, "class");
+	const char *field = arg_str(job->args, "field"), *expr = arg_str(job->args, "expr");
+	PyObject *mod, *owner, *value, *result;
+	json_t *end = NULL;
+	char where[600], exprtext[800], *why = NULL;
+
+	if (modname == NULL || field == NULL)
+		return proto_new_end_error(job->id, "usage", "getglobal needs a module and a field");
+	if ((mod = find_module(job->id, modname, &end)) == NULL)
+		return end;
+	if (cls != NULL) {
+		if ((owner = lookup_class(job->id, mod, modname, cls, &end)) == NULL)
+			return end;
+		snprintf(where, sizeof where, "class '%s' of module '%s'", cls, modname);
+		snprintf(exprtext, sizeof exprtext, "%s.%s.%s", modname, cls, field);
+	} else {
+		owner = mod;
+		Py_INCREF(owner);
+		snprintf(where, sizeof where, "module '%s'", modname);
+		snprintf(exprtext, sizeof exprtext, "%s.%s", modname, field);
+	}
+	value = lookup(job->id, owner, field, "field", where, &end);
+	Py_DECREF(owner);
+	if (value == NULL)
+		return end;
+	if (expr != NULL) {
+		if (!eval_expr(expr, "target", value, &result, &why)) {
+			Py_DECREF(value);
+			end = proto_new_end_error(job->id, "raised", why ? why : "the expression failed");
+			free(why);
+			return end;
+		}
+		Py_DECREF(value);
+		value = result;
+		snprintf(exprtext, sizeof exprtext, "%s", expr);
+	}
+	end = value_result(job->id, exprtext, value, job->args, 0, NULL);
+	Py_DECREF(value);
+	return end;
+}
+
+static json_t *
+do_get_instances(struct agent_job *job)
+{
+	const char *modname = arg_str(job->args, "module"), *cls = arg_str(job->args, "class");
+	const char *expr = arg_str(job->args, "expr");
+	long long limit = arg_int(job->args, "limit", 10), total = 0;
+	PyObject *mod, *type, *gc = NULL, *all = NULL, *found = NULL, *result;
+	json_t *end = NULL, *extra;
+	Py_ssize_t i, n;
+	char *why = NULL;
+
+	if (modname == NULL || cls == NULL)
+		return proto_new_end_error(job->id, "usage", "getInstances needs a module and a class");
+	if ((mod = find_module(job->id, modname, &end)) == NULL)
+		return end;
+	if ((type = lookup_class(job->id, mod, modname, cls, &end)) == NULL)
+		return end;
+	if (!PyType_Check(type)) {
+		char *tn = fmt_type_name(Py_TYPE(type));
+
+		end = end_errorf(job->id, "usage", "'%s' in module '%s' is not a class (it is a %s)",
+		    cls, modname, tn);
+		free(tn);
+		Py_DECREF(type);
+		return end;
+	}
+	gc = PyImport_ImportModule("gc");
+	all = gc ? PyObject_CallMethod(gc, "get_objects", NULL) : NULL;
+	found = PyList_New(0);
+	if (all == NULL || found == NULL || !PyList_Check(all)) {
+		why = fmt_exception();
+		end = end_errorf(job->id, "internal", "cannot list the objects: %s", why);
+		goto out;
+	}
+	n = PyList_GET_SIZE(all);
+	for (i = 0; i < n; i++) {
+		PyObject *o = PyList_GET_ITEM(all, i);
+
+		/* The type check runs no user code (no __instancecheck__). */
+		if (!PyObject_TypeCheck(o, (PyTypeObject *)type))
+			continue;
+		total++;
+		if (limit < 0 || PyList_GET_SIZE(found) < limit)
+			PyList_Append(found, o);
+	}
+	Py_CLEAR(all);
+	extra = json_object();
+	json_object_set_new(extra, "count", json_integer(total));
+	json_object_set_new(extra, "shown", json_integer(PyList_GET_SIZE(found)));
+	if (expr != NULL) {
+		if (!eval_expr(expr, "instances", found, &result, &why)) {
+			json_decref(extra);
+			end = proto_new_end_error(job->id, "raised", why ? why : "the expression failed");
+			goto out;
+		}
+		end = value_result(job->id, expr, result, job->args, 0, extra);
+		Py_DECREF(result);
+	} else {
+		end = value_result(job->id, "instances", found, job->args,
+		    limit < 0 ? (long long)PyList_GET_SIZE(found) : limit, extra);
+	}
+out:
+	free(why);
+	Py_XDECREF(gc);
+	Py_XDECREF(all);
+	Py_XDECREF(found);
+	Py_DECREF(type);
+	PyErr_Clear();
+	return end;
+}
+
+static json_t *
+do_vmtool(struct agent_job *job)
+{
+	const char *action = arg_str(job->args, "action");
+	struct timespec t0;
+	json_t *data;
+	Py_ssize_t collected;
+
+	if (action != NULL && strcmp(action, "getInstances") == 0)
+		return do_get_instances(job);
+	if (action != NULL && strcmp(action, "forceGc") == 0) {
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		collected = PyGC_Collect();
+		PyErr_Clear();
+		data = json_object();
+		json_object_set_new(data, "collected", json_integer(collected));
+		json_object_set_new(data, "ms", json_real(elapsed_ms(&t0)));
+		return proto_new_end_ok(job->id, data);
+	}
+	return end_errorf(job->id, "usage", "vmtool: unknown action '%s' (getInstances, forceGc)",
+	    action ? action : "");
+}
+
+/* ---- module, execute, console, threads (helper.py) ------------------------- */
+
+static json_t *
+helper_result(uint64_t id, PyObject *r)
+{
+	json_t *data;
+	char *why;
+
+	if (r == NULL) {
+		why = fmt_exception();
+		data = end_errorf(id, "internal", "agent helper failed: %s", why);
+		free(why);
+		return data;
+	}
+	data = fmt_plain(r);
+	Py_DECREF(r);
+	return proto_new_end_ok(id, data);
+}
+
+static json_t *
+do_module(struct agent_job *job)
+{
+	const char *path = arg_str(job->args, "path");
+	PyObject *r;
+	json_t *end, *mods, *data;
+
+	if (path == NULL)
+		return proto_new_end_error(job->id, "usage", "module needs a file path");
+	r = helper_call("find_module", Py_BuildValue("(s)", path));
+	end = helper_result(job->id, r);
+	data = json_object_get(end, "data");
+	mods = json_object_get(data, "modules");
+	if (json_is_true(json_object_get(end, "ok")) && json_array_size(mods) == 0) {
+		json_t *e = end_errorf(job->id, "notfound", "'%s' is not imported in process %d "
+		    "(no module in sys.modules was loaded from %s)", path, (int)agent_host_pid(),
+		    json_string_value(json_object_get(data, "path")) ?
+			json_string_value(json_object_get(data, "path")) : path);
+
+		json_decref(end);
+		return e;
+	}
+	return end;
+}
+
+static PyObject *
+console_namespace(uint64_t conn)
+{
+	PyObject *key = PyLong_FromUnsignedLongLong(conn), *ns;
+
+	if (key == NULL)
+		return NULL;
+	ns = PyDict_GetItem(consoles, key);
+	if (ns != NULL) {
+		Py_INCREF(ns);
+	} else {
+		ns = helper_call("new_namespace", Py_BuildValue("(s)", "__console__"));
+		if (ns != NULL && PyDict_SetItem(consoles, key, ns) != 0)
+			Py_CLEAR(ns);
+	}
+	Py_DECREF(key);
+	return ns;
+}
+
+static json_t *
+do_run(struct agent_job *job, bool console)
+{
+	const char *code = arg_str(job->args, "code"), *file = arg_str(job->args, "filename");
+	PyObject *ns, *emit, *r;
+	json_t *end, *data;
+	const char *exc;
+
+	if (code == NULL)
+		code = "";
+	if (file == NULL)
+		file = console ? "<console>" : "<execute>";
+	ns = console ? console_namespace(job->conn) :
+	    helper_call("new_namespace", Py_BuildValue("(s)", "__flight_profiler__"));
+	emit = new_emitter(job->conn, job->id);
+	if (ns == NULL || emit == NULL) {
+		Py_XDECREF(ns);
+		Py_XDECREF(emit);
+		return helper_result(job->id, NULL);
+	}
+	r = helper_call("run_code", Py_BuildValue("(sssOOi)", code, file,
+	    console ? "console" : "exec", ns, emit, OUTPUT_LIMIT));
+	/* An interrupt that landed in the helper's own cleanup: clean up again. */
+	PyErr_Clear();
+	Py_XDECREF(helper_call("_end", PyTuple_New(0)));
+	PyErr_Clear();
+	Py_DECREF(ns);
+	Py_DECREF(emit);
+	end = helper_result(job->id, r);
+	data = json_object_get(end, "data");
+	if (json_is_false(json_object_get(data, "ok"))) {
+		exc = json_string_value(json_object_get(data, "exc"));
+		json_t *e = end_errorf(job->id,
+		    json_is_true(json_object_get(data, "interrupted")) ? "cancelled" : "raised",
+		    "%s%s%s", exc ? exc : "exception",
+		    json_string_length(json_object_get(data, "message")) ? ": " : "",
+		    json_string_value(json_object_get(data, "message")) ?
+			json_string_value(json_object_get(data, "message")) : "");
+
+		json_object_set(e, "data", data);
+		json_decref(end);
+		end = e;
+	}
+	return end;
+}
+
+static json_t *
+do_threads(struct agent_job *job)
+{
+	PyObject *r = helper_call("threads_info", Py_BuildValue("(OOi)",
+	    arg_bool(job->args, "locals") ? Py_True : Py_False,
+	    arg_bool(job->args, "asyncio") ? Py_True : Py_False,
+	    (int)arg_int(job->args, "limit", 200)));
+
+	return helper_result(job->id, r);
+}
+
+static json_t *
+dispatch(struct agent_job *job)
+{
+	char *why = NULL;
+	json_t *end;
+
+	if (!helper_ready(&why)) {
+		end = end_errorf(job->id, "internal", "the agent's helper did not load: %s",
+		    why ? why : "?");
+		free(why);
+		return end;
+	}
+	if (strcmp(job->cmd, "getglobal") == 0)
+		return do_getglobal(job);
+	if (strcmp(job->cmd, "vmtool") == 0)
+		return do_vmtool(job);
+	if (strcmp(job->cmd, "module") == 0)
+		return do_module(job);
+	if (strcmp(job->cmd, "execute") == 0)
+		return do_run(job, false);
+	if (strcmp(job->cmd, "console") == 0)
+		return do_run(job, true);
+	if (strcmp(job->cmd, "threads") == 0)
+		return do_threads(job);
+	return end_errorf(job->id, "usage", "this agent has no command '%s'", job->cmd);
+}
+
+void
+agent_py_run(struct agent_job *job)
+{
+	PyGILState_STATE g;
+	json_t *end = NULL;
+	bool cancelled;
+
+	if (!agent_py_ready()) {
+		agent_send(job->conn, proto_new_end_error(job->id, "shutdown",
+		    "the interpreter is shutting down"));
+		return;
+	}
+	g = PyGILState_Ensure();
+	agent_job_mark_running(job, PyThread_get_thread_ident());
+	if (!agent_job_is_cancelled(job))
+		end = dispatch(job);
+	PyErr_Clear();
+	agent_job_mark_done(job);
+	cancelled = agent_job_is_cancelled(job);
+	/* A late KeyboardInterrupt still pending dies with this thread state. */
+	PyGILState_Release(g);
+	if (cancelled) {
+		json_t *c = proto_new_end_error(job->id, "cancelled", "cancelled");
+
+		if (end != NULL && json_object_get(end, "data") != NULL)
+			json_object_set(c, "data", json_object_get(end, "data"));
+		json_decref(end);
+		end = c;
+	}
+	if (end == NULL)
+		end = proto_new_end_error(job->id, "internal", "out of memory");
+	agent_send(job->conn, end);
+}
+
+void
+agent_py_drop_conn(uint64_t conn)
+{
+	PyGILState_STATE g;
+	PyObject *key;
+
+	if (!agent_py_ready())
+		return;
+	g = PyGILState_Ensure();
+	if (consoles != NULL && (key = PyLong_FromUnsignedLongLong(conn)) != NULL) {
+		if (PyDict_GetItem(consoles, key) != NULL)
+			PyDict_DelItem(consoles, key);
+		Py_DECREF(key);
+	}
+	PyErr_Clear();
+	PyGILState_Release(g);
+}
+
+void
+agent_py_interrupt(uint64_t conn, uint64_t id)
+{
+	PyGILState_STATE g;
+	unsigned long ident;
+
+	if (!agent_py_ready())
+		return;
+	g = PyGILState_Ensure();
+	if (agent_job_running_ident(conn, id, &ident))
+		PyThreadState_SetAsyncExc(ident, PyExc_KeyboardInterrupt);
+	PyGILState_Release(g);
+}
