@@ -1,0 +1,167 @@
+"""Helpers shared by the integration-test targets (standard library only).
+
+A target is a real Python program that parks its threads at lines marked
+with a trailing ``# @name`` comment and then tells the test harness it is
+ready by writing one line "ready\\n" to the file descriptor named by the
+environment variable FP_READY_FD.  "Ready" must mean *every* thread is at its
+line, so nothing here relies on a sleep: a separate announcer thread looks at
+the other threads' frames (sys._current_frames) and their kernel state until
+each one is parked where the target said it would be, and only then writes.
+
+Runs on CPython 3.7 too (the unsupported-version test starts idle.py on 3.7),
+so no syntax or API newer than that here.  Call these helpers only *before* a
+thread parks: once parked, a thread's stack must show the target's own frames.
+"""
+
+import os
+import re
+import sys
+import threading
+import time
+
+# "# @name" or "# any words @name" at the end of a line; names are ASCII.
+_MARKER = re.compile(r"#(?:.*\s)?@([A-Za-z0-9_-]+)\s*$")
+
+# How long the announcer waits for the threads to park before giving up.
+PARK_TIMEOUT = 30.0
+
+
+def marker_lines(path):
+    """Map each ``# @name`` marker in the file at path to its line number."""
+    lines = {}
+    with open(path, encoding="utf-8") as f:
+        for number, text in enumerate(f, 1):
+            m = _MARKER.search(text)
+            if m:
+                if m.group(1) in lines:
+                    raise ValueError("%s: marker @%s used twice" % (path, m.group(1)))
+                lines[m.group(1)] = number
+    return lines
+
+
+def name_os_thread(name=None):
+    """Give the calling thread's OS thread (its /proc comm) its Python name.
+
+    Without an agent in the target, the outside view can only show the OS
+    thread name, and CPython up to 3.13 never sets it.
+    """
+    thread = threading.current_thread()
+    native_id = getattr(thread, "native_id", None)
+    if native_id is None:
+        return
+    raw = (name or thread.name).encode("utf-8")[:15]
+    try:
+        with open("/proc/self/task/%d/comm" % native_id, "wb") as f:
+            f.write(raw)
+    except OSError:
+        pass
+
+
+def signal_ready(keep_gil=False):
+    """Write the ready line to FP_READY_FD (no-op when run by hand).
+
+    os.write() lets go of the GIL around the system call, so a reader woken
+    by the line could catch the writer without the GIL.  With keep_gil the
+    line is written through ctypes.PyDLL, whose calls keep holding the GIL.
+    """
+    fd = os.environ.get("FP_READY_FD")
+    if fd is None:
+        return
+    if keep_gil:
+        import ctypes
+        libc = ctypes.PyDLL(None)
+        libc.write(int(fd), b"ready\n", 6)
+        libc.close(int(fd))
+    else:
+        os.write(int(fd), b"ready\n")
+        os.close(int(fd))
+
+
+def _task_state(thread):
+    native_id = getattr(thread, "native_id", None)
+    if native_id is None:
+        return "S"  # 3.7 has no native ids: trust the frame check alone
+    try:
+        with open("/proc/self/task/%d/stat" % native_id) as f:
+            stat = f.read()
+    except OSError:
+        return "?"
+    return stat[stat.rindex(")") + 2]
+
+
+class Spot:
+    """A thread that should be parked (kernel state S) with its innermost
+    frame from `path` at the line of `marker`."""
+
+    def __init__(self, thread, path, marker):
+        self.thread = thread
+        self.path = path
+        self.marker = marker
+        self.line = marker_lines(path)[marker]
+
+    def frames(self):
+        """Frames of the thread's stack that belong to `path`, innermost first."""
+        frame = sys._current_frames().get(self.thread.ident)
+        mine = []
+        while frame is not None:
+            if frame.f_code.co_filename == self.path:
+                mine.append(frame)
+            frame = frame.f_back
+        return mine
+
+    def problem(self):
+        """None when parked, else why not."""
+        mine = self.frames()
+        if not mine:
+            return "%s: no frame of %s yet" % (self.thread.name, self.path)
+        if mine[0].f_lineno != self.line:
+            return "%s: at line %d, not at @%s (line %d)" % (
+                self.thread.name, mine[0].f_lineno, self.marker, self.line)
+        state = _task_state(self.thread)
+        if state != "S":
+            return "%s: at @%s but in kernel state %s, not S" % (
+                self.thread.name, self.marker, state)
+        return None
+
+
+def wait_until_parked(spots, extra_check=None):
+    """Return once every spot is parked, seen so on two looks in a row.
+
+    Between the looks this thread sleeps briefly and so lets go of the GIL:
+    a thread that had reached its line but was still waiting for the GIL
+    then gets it and enters its blocking call, instead of being caught in
+    a GIL wait.  extra_check() may return a further problem string or None.
+    Gives up after PARK_TIMEOUT seconds: prints why on stderr and exits 3.
+    """
+    deadline = time.monotonic() + PARK_TIMEOUT
+    good_looks = 0
+    while True:
+        problems = [p for p in (s.problem() for s in spots) if p]
+        if extra_check is not None and not problems:
+            extra = extra_check()
+            if extra:
+                problems.append(extra)
+        good_looks = 0 if problems else good_looks + 1
+        if good_looks >= 2:
+            return
+        if time.monotonic() > deadline:
+            sys.stderr.write("target never parked: %s\n" % "; ".join(problems))
+            sys.stderr.flush()
+            os._exit(3)
+        time.sleep(0.005)
+
+
+def announce_when_parked(spots, extra_check=None):
+    """Start the announcer thread "fp-ready": it waits until every spot is
+    parked, writes the ready line, then parks itself for good (so that no
+    thread is exiting while the tests read the process)."""
+
+    def announcer():
+        name_os_thread()
+        wait_until_parked(spots, extra_check)
+        signal_ready()
+        threading.Event().wait()
+
+    thread = threading.Thread(target=announcer, name="fp-ready", daemon=True)
+    thread.start()
+    return thread
