@@ -222,8 +222,9 @@ procfs_cmdline(pid_t pid)
 		return NULL;
 	while (len > 0 && s[len - 1] == '\0')
 		len--;
+	/* Arguments are separated by NULs; a `python -c` script has newlines. */
 	for (i = 0; i < len; i++)
-		if (s[i] == '\0')
+		if (s[i] == '\0' || s[i] == '\n' || s[i] == '\t' || s[i] == '\r')
 			s[i] = ' ';
 	s[len] = '\0';
 	return s;
@@ -268,14 +269,16 @@ procfs_uid(pid_t pid)
 bool
 procfs_exists(pid_t pid)
 {
-	char path[64];
+	struct proc_thread_stat st;
 
 	if (pid <= 0)
 		return false;
-	if (kill(pid, 0) == 0 || errno == EPERM)
-		return true;
-	snprintf(path, sizeof path, "/proc/%d", (int)pid);
-	return access(path, F_OK) == 0;
+	if (kill(pid, 0) != 0 && errno != EPERM)
+		return false;
+	/* A zombie has exited: nothing of it can be read any more. */
+	if (procfs_thread_stat(pid, pid, &st) && (st.state == 'Z' || st.state == 'X'))
+		return false;
+	return true;
 }
 
 /* Effective capability set of this process has CAP_SYS_PTRACE (19)? */

@@ -47,7 +47,7 @@ char *procfs_thread_comm(pid_t pid, pid_t tid);
  */
 bool procfs_thread_syscall(pid_t pid, pid_t tid, long *nr, uint64_t *arg0);
 
-/* The command line with NULs turned into spaces; NULL if unreadable. */
+/* The command line on one line (NULs and line breaks become spaces); NULL if unreadable. */
 char *procfs_cmdline(pid_t pid);
 
 /* TracerPid from /proc/<pid>/status; -1 if unreadable. */
@@ -55,7 +55,7 @@ pid_t procfs_tracer(pid_t pid);
 /* Uid (real) of the process; (uid_t)-1 if unreadable. */
 uid_t procfs_uid(pid_t pid);
 
-/* True if the process exists (kill(pid, 0) or /proc/<pid> says so). */
+/* True if the process exists and has not exited (zombies have). */
 bool procfs_exists(pid_t pid);
 
 /*

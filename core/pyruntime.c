@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -532,8 +533,11 @@ pyruntime_open(pid_t pid, struct pyruntime **rtp, char **cause)
 	int rc;
 
 	*rtp = NULL;
-	if (!procfs_exists(pid))
+	if (!procfs_exists(pid)) {
+		if (pid > 0 && kill(pid, 0) == 0)
+			return fail(cause, FP_EEXITED, "process %d has exited", (int)pid);
 		return fail(cause, FP_ENOPROC, "no process with pid %d", (int)pid);
+	}
 	rt = xcalloc(1, sizeof *rt);
 	rt->pid = pid;
 	if ((rc = procfs_maps_read(pid, &rt->maps, cause)) != FP_OK)

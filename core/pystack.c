@@ -29,6 +29,9 @@
  */
 struct code_info {
 	uint64_t addr;
+	/* this code's strings copied into the current snapshot's arena */
+	unsigned snap_serial;
+	char *s_filename, *s_name, *s_qualname;
 	uint64_t p_filename, p_name, p_table;
 	unsigned generation;
 	bool valid;		/* it was a readable code object */
@@ -42,7 +45,8 @@ struct py_reader {
 	struct pyruntime *rt;
 	struct code_info *codes;	/* open-addressed hash on addr */
 	size_t ncodes, acodes;
-	unsigned generation;
+	unsigned generation;		/* snapshot serial number */
+	struct py_snapshot *snap;	/* the one being taken */
 	int64_t pthread_tid_off;	/* 3.8–3.10: struct pthread's tid */
 	struct unwinder *unwinder;
 	struct mem_cache *mc;		/* cleared whenever the target may have run */
@@ -55,6 +59,50 @@ struct tid_info {
 	bool used;		/* matched to a Python thread */
 	bool stopped;		/* we stopped it (--block) */
 };
+
+/* ---- the snapshot's strings -------------------------------------------- */
+
+/*
+ * One snapshot of 1,000 threads x 50 frames has 150,000 frame strings;
+ * allocating and freeing them one by one cost more than reading them.
+ * They live in chunks owned by the snapshot instead.
+ */
+struct str_arena {
+	struct str_arena *next;
+	size_t used, size;
+	char data[];
+};
+
+static char *
+arena_strdup(struct py_snapshot *snap, const char *s)
+{
+	size_t len = strlen(s) + 1;
+	struct str_arena *a = snap->strings;
+
+	if (a == NULL || a->size - a->used < len) {
+		size_t size = len > 65536 ? len : 65536;
+
+		a = xmalloc(sizeof *a + size);
+		a->next = snap->strings;
+		a->used = 0;
+		a->size = size;
+		snap->strings = a;
+	}
+	memcpy(a->data + a->used, s, len);
+	a->used += len;
+	return a->data + a->used - len;
+}
+
+static void
+arena_free(struct str_arena *a)
+{
+	while (a != NULL) {
+		struct str_arena *next = a->next;
+
+		free(a);
+		a = next;
+	}
+}
 
 /* ---- reading objects ---------------------------------------------------- */
 
@@ -272,16 +320,22 @@ get_code(struct py_reader *r, uint64_t addr)
 /* ---- frames ------------------------------------------------------------- */
 
 static void
-push_frame(struct py_thread *t, size_t *alloc, struct code_info *c, int line,
-    bool entry)
+push_frame(struct py_reader *r, struct py_thread *t, size_t *alloc,
+    struct code_info *c, int line, bool entry)
 {
 	struct py_frame *f = ARRAY_PUSH(t->frames, t->nframes, *alloc);
 
+	if (c->snap_serial != r->generation) {
+		c->snap_serial = r->generation;
+		c->s_filename = arena_strdup(r->snap, c->filename ? c->filename : "???");
+		c->s_name = arena_strdup(r->snap, c->name ? c->name : "???");
+		c->s_qualname = c->qualname ? arena_strdup(r->snap, c->qualname) : NULL;
+	}
 	memset(f, 0, sizeof *f);
 	f->code = c->addr;
-	f->filename = xstrdup(c->filename ? c->filename : "???");
-	f->name = xstrdup(c->name ? c->name : "???");
-	f->qualname = c->qualname ? xstrdup(c->qualname) : NULL;
+	f->filename = c->s_filename;
+	f->name = c->s_name;
+	f->qualname = c->s_qualname;
 	f->line = line;
 	f->entry = entry;
 }
@@ -289,26 +343,50 @@ push_frame(struct py_thread *t, size_t *alloc, struct code_info *c, int line,
 static void
 free_frames(struct py_thread *t)
 {
-	size_t i;
-
-	for (i = 0; i < t->nframes; i++) {
-		free(t->frames[i].filename);
-		free(t->frames[i].name);
-		free(t->frames[i].qualname);
-	}
 	free(t->frames);
 	t->frames = NULL;
 	t->nframes = 0;
 }
 
+/*
+ * Brent's cycle detection over a frame chain: a chain that comes back on
+ * itself was read while the thread changed it.
+ */
+struct chain_guard {
+	uint64_t mark;
+	unsigned power, lam;
+};
+
+static bool
+chain_loops(struct chain_guard *g, uint64_t frame)
+{
+	if (frame == g->mark)
+		return true;
+	if (++g->lam == g->power) {
+		g->mark = frame;
+		g->power *= 2;
+		g->lam = 0;
+	}
+	return false;
+}
+
+static void
+torn(struct py_thread *t, uint64_t frame, bool *changed)
+{
+	t->error = xasprintf("frame at 0x%llx is unreadable (the stack changed while read)",
+	    (unsigned long long)frame);
+	*changed = true;
+}
+
 /* 3.8–3.10: a chain of PyFrameObjects, one C evaluation call each. */
 static void
 read_frame_objects(struct py_reader *r, struct py_thread *t, uint64_t frame,
-    unsigned depth)
+    unsigned depth, bool *changed)
 {
 	const struct py_offsets *o = &r->rt->off;
 	unsigned char buf[512];
 	size_t alloc = 0, fsize = (size_t)o->frame_size;
+	struct chain_guard g = { 0, 1, 0 };
 
 	if (fsize > sizeof buf)
 		fsize = sizeof buf;
@@ -320,9 +398,9 @@ read_frame_objects(struct py_reader *r, struct py_thread *t, uint64_t frame,
 			t->error = xasprintf("stack deeper than %u frames: cut", depth);
 			return;
 		}
-		if (!mem_ptr_ok(frame, 8) || rd(r, frame, buf, fsize) != 0) {
-			t->error = xasprintf("frame at 0x%llx is unreadable (the stack changed while read)",
-			    (unsigned long long)frame);
+		if (!mem_ptr_ok(frame, 8) || rd(r, frame, buf, fsize) != 0 ||
+		    chain_loops(&g, frame)) {
+			torn(t, frame, changed);
 			return;
 		}
 		c = get_code(r, mem_field_u64(buf, o->frame_code));
@@ -331,7 +409,7 @@ read_frame_objects(struct py_reader *r, struct py_thread *t, uint64_t frame,
 			lasti *= 2;	/* 3.10 counts instructions */
 		line = c->valid ? linetable_line(o->version_hex, c->table, c->table_len,
 		    c->firstlineno, lasti) : 0;
-		push_frame(t, &alloc, c, line, true);
+		push_frame(r, t, &alloc, c, line, true);
 		frame = mem_field_u64(buf, o->frame_back);
 	}
 }
@@ -339,12 +417,13 @@ read_frame_objects(struct py_reader *r, struct py_thread *t, uint64_t frame,
 /* 3.11+: _PyInterpreterFrames, several per C evaluation call. */
 static void
 read_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
-    unsigned depth)
+    unsigned depth, bool *changed)
 {
 	const struct py_offsets *o = &r->rt->off;
 	unsigned char buf[256];
 	size_t alloc = 0, fsize = (size_t)o->frame_size;
 	unsigned steps = 0;
+	struct chain_guard g = { 0, 1, 0 };
 
 	if (fsize > sizeof buf)
 		fsize = sizeof buf;
@@ -358,9 +437,9 @@ read_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
 			t->error = xasprintf("stack deeper than %u frames: cut", depth);
 			return;
 		}
-		if (!mem_ptr_ok(frame, 8) || rd(r, frame, buf, fsize) != 0) {
-			t->error = xasprintf("frame at 0x%llx is unreadable (the stack changed while read)",
-			    (unsigned long long)frame);
+		if (!mem_ptr_ok(frame, 8) || rd(r, frame, buf, fsize) != 0 ||
+		    chain_loops(&g, frame)) {
+			torn(t, frame, changed);
 			return;
 		}
 		owner = ((const unsigned char *)buf)[o->frame_owner];
@@ -384,7 +463,7 @@ read_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
 			addrq = -1;
 		line = linetable_line(o->version_hex, c->table, c->table_len,
 		    c->firstlineno, addrq < 0 ? -1 : addrq);
-		push_frame(t, &alloc, c, line,
+		push_frame(r, t, &alloc, c, line,
 		    o->frame_is_entry != PYOFF_NONE && ((const unsigned char *)buf)[o->frame_is_entry]);
 		frame = mem_field_u64(buf, o->frame_back);
 	}
@@ -411,7 +490,8 @@ current_frame(struct py_reader *r, const unsigned char *ts)
 }
 
 static void
-read_thread_frames(struct py_reader *r, struct py_thread *t, unsigned depth)
+read_thread_frames_once(struct py_reader *r, struct py_thread *t, unsigned depth,
+    bool *changed)
 {
 	const struct py_offsets *o = &r->rt->off;
 	unsigned char ts[1024];
@@ -425,13 +505,33 @@ read_thread_frames(struct py_reader *r, struct py_thread *t, unsigned depth)
 		tsize = sizeof ts;
 	if (rd(r, t->tstate, ts, tsize) != 0) {
 		t->error = xstrdup("thread state is unreadable (the thread ended while read)");
+		*changed = true;
 		return;
 	}
 	frame = current_frame(r, ts);
 	if (o->frame_model == PY_FRAMES_OBJECTS)
-		read_frame_objects(r, t, frame, depth);
+		read_frame_objects(r, t, frame, depth, changed);
 	else
-		read_interp_frames(r, t, frame, depth);
+		read_interp_frames(r, t, frame, depth, changed);
+}
+
+/*
+ * A running thread can change its stack under the read: read it again
+ * (from fresh pages) a few times before showing a cut stack.
+ */
+static void
+read_thread_frames(struct py_reader *r, struct py_thread *t, unsigned depth)
+{
+	bool changed;
+	int attempt;
+
+	for (attempt = 0; attempt < 5; attempt++) {
+		changed = false;
+		read_thread_frames_once(r, t, depth, &changed);
+		if (!changed)
+			return;
+		mem_cache_clear(r->mc);
+	}
 }
 
 /* ---- threads ------------------------------------------------------------ */
@@ -557,6 +657,7 @@ py_snapshot_free(struct py_snapshot *snap)
 	for (i = 0; i < snap->nthreads; i++)
 		free_thread(&snap->threads[i]);
 	free(snap->threads);
+	arena_free(snap->strings);
 	free(snap);
 }
 
@@ -628,6 +729,7 @@ py_reader_snapshot(struct py_reader *r, const struct py_snapshot_opts *opts,
 	snap->native = opts->native;
 	snap->blocked = opts->block;
 	snap->taken_ns = now_ns();
+	r->snap = snap;
 	snprintf(snap->version, sizeof snap->version, "%s", r->rt->version);
 
 	if (opts->native && r->unwinder == NULL &&
@@ -755,6 +857,7 @@ fail:
 		free(tids[i].comm);
 	}
 	free(tids);
+	r->snap = NULL;
 	if (rc != FP_OK) {
 		if (rc != FP_EEXITED && !procfs_exists(pid))
 			rc = fail(cause, FP_EEXITED, "process %d exited while being read", (int)pid);

@@ -26,6 +26,10 @@ enum py_gil_state {
 	GIL_WAITING,		/* blocked taking the GIL */
 };
 
+/*
+ * Frame strings belong to the snapshot (one copy per code object, in its
+ * string arena); never free or modify them.
+ */
 struct py_frame {
 	char *filename;		/* co_filename, as the code object says */
 	char *name;		/* co_name */
@@ -76,6 +80,7 @@ struct py_snapshot {
 	bool native;		/* native frames were asked for */
 	bool blocked;		/* the process was stopped while read */
 	uint64_t taken_ns;	/* now_ns() when taken */
+	struct str_arena *strings;	/* owns every frame string */
 };
 
 struct py_snapshot_opts {
