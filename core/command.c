@@ -264,8 +264,8 @@ unknown_command(const char *name, char **cause)
 	for (i = 0; i < FP_NELEM(planned); i++)
 		if (strcmp(planned[i], name) == 0)
 			return fail(cause, FP_EUSAGE,
-			    "'%s' is not available in this build yet: it needs the in-process agent; "
-			    "the commands here are listed by `help`", name);
+			    "'%s' is a command of the guide that this build does not have yet; "
+			    "`help` lists the ones it has", name);
 	for (i = 0; i < FP_NELEM(commands); i++)
 		names[n++] = commands[i]->name;
 	best = command_closest(name, names, n);

@@ -155,7 +155,7 @@ static char *
 read_unicode(struct py_reader *r, uint64_t addr)
 {
 	const struct py_offsets *o = &r->rt->off;
-	unsigned char hdr[128];
+	unsigned char hdr[PYOFF_UNICODE_SPAN];
 	uint32_t state, kind;
 	uint64_t len, data;
 	size_t hsize = (size_t)o->unicode_compact_size, i;
@@ -269,7 +269,7 @@ static struct code_info *
 get_code(struct py_reader *r, uint64_t addr)
 {
 	const struct py_offsets *o = &r->rt->off;
-	unsigned char buf[512];
+	unsigned char buf[PYOFF_CODE_SPAN];
 	struct code_info *c;
 	size_t s, csize = (size_t)o->code_size;
 
@@ -420,7 +420,7 @@ read_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
     unsigned depth, bool *changed)
 {
 	const struct py_offsets *o = &r->rt->off;
-	unsigned char buf[256];
+	unsigned char buf[PYOFF_FRAME_SPAN];
 	size_t alloc = 0, fsize = (size_t)o->frame_size;
 	unsigned steps = 0;
 	struct chain_guard g = { 0, 1, 0 };
@@ -443,17 +443,24 @@ read_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
 			return;
 		}
 		owner = ((const unsigned char *)buf)[o->frame_owner];
-		if (o->frame_owned_by_cstack != PYOFF_NONE && owner == o->frame_owned_by_cstack) {
-			/* 3.12+: a shim frame below each C call's first frame. */
+		if ((o->frame_owned_by_cstack != PYOFF_NONE && owner == o->frame_owned_by_cstack) ||
+		    (o->frame_owned_by_interpreter != PYOFF_NONE &&
+		    owner == o->frame_owned_by_interpreter)) {
+			/*
+			 * 3.12+: a shim frame below each C call's first frame
+			 * (3.12–3.13 FRAME_OWNED_BY_CSTACK; 3.14 also
+			 * FRAME_OWNED_BY_INTERPRETER, its entry frame).
+			 */
 			if (t->nframes > 0)
 				t->frames[t->nframes - 1].entry = true;
 			frame = mem_field_u64(buf, o->frame_back);
 			continue;
 		}
-		code = mem_field_u64(buf, o->frame_code);
+		/* 3.14: f_executable is a _PyStackRef; its low bits are tags. */
+		code = mem_field_u64(buf, o->frame_code) & ~o->frame_code_tags;
 		c = get_code(r, code);
 		if (!c->valid) {
-			/* 3.13: f_executable may be something other than code. */
+			/* 3.13+: f_executable may be something other than code. */
 			frame = mem_field_u64(buf, o->frame_back);
 			continue;
 		}
@@ -494,7 +501,7 @@ read_thread_frames_once(struct py_reader *r, struct py_thread *t, unsigned depth
     bool *changed)
 {
 	const struct py_offsets *o = &r->rt->off;
-	unsigned char ts[1024];
+	unsigned char ts[PYOFF_TSTATE_SPAN];
 	size_t tsize = (size_t)o->tstate_size;
 	uint64_t frame;
 
@@ -762,7 +769,7 @@ py_reader_snapshot(struct py_reader *r, const struct py_snapshot_opts *opts,
 		goto fail;
 	}
 	while (tstate != 0) {
-		unsigned char ts[1024];
+		unsigned char ts[PYOFF_TSTATE_SPAN];
 		struct py_thread *t;
 		size_t tsize = (size_t)o->tstate_size;
 
@@ -848,7 +855,8 @@ py_reader_snapshot(struct py_reader *r, const struct py_snapshot_opts *opts,
 	}
 	qsort(snap->threads, snap->nthreads, sizeof *snap->threads, cmp_threads);
 	rc = FP_OK;
-	if (snap->nthreads == 0 && !procfs_exists(pid))
+	/* What was read from a process that is gone is not its state: say so. */
+	if (!procfs_exists(pid))
 		rc = fail(cause, FP_EEXITED, "process %d exited while being read", (int)pid);
 fail:
 	for (i = 0; i < ntids; i++) {
