@@ -17,12 +17,16 @@
 #include "core/procfs.h"
 #include "core/pyruntime.h"
 #include "inject/inject.h"
+#include "inject/remote_exec.h"
 
 #ifndef FP_PKGLIBDIR
 #define FP_PKGLIBDIR "/usr/local/lib/flight_profiler"
 #endif
 
 #define AGENT_START_MS 10000	/* from injection to a socket that answers */
+#define PEP768_TAKE_MS 2000	/* for a thread to take a PEP 768 request */
+#define BOOT_SCRIPT "fpboot.py"	/* the PEP 768 bootstrap, in the agent directory */
+#define BOOT_ERR "bootstrap.err"	/* what it reports when it fails */
 #define JANSSON_SONAME "libjansson.so.4"
 
 char *
@@ -181,6 +185,39 @@ copy_into(int dfd, const char *name, const char *src, uid_t uid, gid_t gid, char
 	return FP_OK;
 }
 
+/* Write `len` bytes as `name` in the directory dfd (owned by uid), atomically. */
+static int
+write_into(int dfd, const char *name, const char *data, size_t len, uid_t uid, gid_t gid,
+    char **cause)
+{
+	char tmp[64];
+	int out;
+
+	snprintf(tmp, sizeof tmp, ".%s.%d.tmp", name, (int)getpid());
+	unlinkat(dfd, tmp, 0);
+	out = openat(dfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (out < 0)
+		return fail(cause, FP_ERR, "cannot create %s in the agent directory: %s", tmp,
+		    strerror(errno));
+	if (write(out, data, len) != (ssize_t)len) {
+		int e = errno;
+
+		close(out);
+		unlinkat(dfd, tmp, 0);
+		return fail(cause, FP_ERR, "cannot write %s in the agent directory: %s", name,
+		    strerror(e));
+	}
+	if (geteuid() == 0 && uid != 0)
+		(void)!fchown(out, uid, gid);
+	close(out);
+	if (renameat(dfd, tmp, dfd, name) != 0) {
+		unlinkat(dfd, tmp, 0);
+		return fail(cause, FP_ERR, "cannot install %s in the agent directory: %s", name,
+		    strerror(errno));
+	}
+	return FP_OK;
+}
+
 /*
  * Make the agent directory in the target's /tmp: 0700, owned by the
  * target's uid, not a symlink, not someone else's.  Returns an open fd.
@@ -248,11 +285,11 @@ prepare_dir(pid_t pid, int *dfdp, uid_t *uidp, char **cause)
 	return FP_OK;
 }
 
-/* The agent's own words on why it could not start (agent.err), or NULL. */
+/* A report file of the agent directory, trailing blanks cut, or NULL. */
 static char *
-agent_error(pid_t pid)
+report_file(pid_t pid, const char *name)
 {
-	char *path = host_path(pid, "agent.err"), *text;
+	char *path = host_path(pid, name), *text;
 	size_t len;
 
 	text = read_file_str(path, &len);
@@ -262,6 +299,13 @@ agent_error(pid_t pid)
 			text[--len] = '\0';
 	}
 	return text;
+}
+
+/* The agent's own words on why it could not start (agent.err), or NULL. */
+static char *
+agent_error(pid_t pid)
+{
+	return report_file(pid, "agent.err");
 }
 
 /* The path of an agent library mapped in pid, or NULL. */
@@ -287,8 +331,13 @@ mapped_agent(pid_t pid)
 	return found;
 }
 
+/*
+ * Wait for the agent's socket to answer.  With boot_failed (PEP 768), a
+ * report of the bootstrap script ends the wait early and sets it.
+ */
 static int
-wait_for_agent(pid_t pid, const char *sock, struct session **s, char **cause)
+wait_for_agent(pid_t pid, const char *sock, struct session **s, bool *boot_failed,
+    char **cause)
 {
 	uint64_t deadline = now_ns() + (uint64_t)AGENT_START_MS * 1000000;
 	struct timespec pause = { 0, 500 * 1000 };
@@ -297,6 +346,13 @@ wait_for_agent(pid_t pid, const char *sock, struct session **s, char **cause)
 	int rc;
 
 	for (;;) {
+		if (boot_failed != NULL && (err = report_file(pid, BOOT_ERR)) != NULL) {
+			*boot_failed = true;
+			rc = fail(cause, FP_ERR, "the PEP 768 bootstrap could not load the agent into "
+			    "process %d: %s", (int)pid, err);
+			free(err);
+			return rc;
+		}
 		why = NULL;
 		rc = session_connect(pid, sock, SESSION_HANDSHAKE_MS, s, &nobody, &why);
 		if (rc == FP_OK || !nobody) {
@@ -314,12 +370,73 @@ wait_for_agent(pid_t pid, const char *sock, struct session **s, char **cause)
 		}
 		if (!procfs_exists(pid))
 			return fail(cause, FP_EEXITED, "process %d exited", (int)pid);
-		if (now_ns() > deadline)
+		if (now_ns() > deadline) {
+			char *lib = boot_failed != NULL ? mapped_agent(pid) : NULL;
+
+			if (boot_failed != NULL && lib == NULL)
+				return fail(cause, FP_ERR, "process %d took the PEP 768 request but did "
+				    "not load the agent within %d s: the bootstrap script did not run to "
+				    "its end (an audit hook may refuse cpython.remote_debugger_script)",
+				    (int)pid, AGENT_START_MS / 1000);
+			free(lib);
 			return fail(cause, FP_ERR, "the agent was loaded into process %d but did not open "
 			    "its socket within %d s (is the interpreter initialized?)", (int)pid,
 			    AGENT_START_MS / 1000);
+		}
 		nanosleep(&pause, NULL);
 	}
+}
+
+/*
+ * 3.14+: have the interpreter load the agent itself (PEP 768): it runs the
+ * bootstrap script fpboot.py of the agent directory on one of its threads
+ * at its next eval-breaker check.  *fallback says whether the ptrace
+ * injector may be tried after a failure: never after a refusal by the
+ * target's owner, nor once the interpreter took the request.
+ */
+static int
+attach_pep768(pid_t pid, int dfd, const char *dir, const char *lib, uid_t uid, gid_t gid,
+    const char *sock, struct session **s, bool *fallback, char **cause)
+{
+	struct remote_exec_request req;
+	char *src, *script;
+	bool boot_failed = false;
+	int rc;
+
+	*fallback = true;
+	src = remote_exec_bootstrap_source(dir, lib);
+	unlinkat(dfd, BOOT_ERR, 0);
+	rc = write_into(dfd, BOOT_SCRIPT, src, strlen(src), uid, gid, cause);
+	free(src);
+	if (rc != FP_OK)
+		return rc;
+	script = xasprintf("%s/%s", dir, BOOT_SCRIPT);
+	switch (remote_exec_send(pid, script, &req, cause)) {
+	case REMOTE_EXEC_SENT:
+		break;
+	case REMOTE_EXEC_REFUSED:
+		*fallback = false;
+		free(script);
+		return FP_EPERM;
+	case REMOTE_EXEC_UNAVAILABLE:
+	default:
+		free(script);
+		return FP_ERR;
+	}
+	free(script);
+	rc = remote_exec_wait_taken(&req, PEP768_TAKE_MS, cause);
+	if (rc == FP_EEXITED) {
+		*fallback = false;
+		return rc;
+	}
+	if (rc != FP_OK && remote_exec_retract(&req))
+		return rc;	/* withdrawn: nothing will run it */
+	/* Taken (perhaps just as it was withdrawn): the script runs. */
+	*fallback = false;
+	rc = wait_for_agent(pid, sock, s, &boot_failed, cause);
+	if (boot_failed)
+		*fallback = true;	/* no agent loaded: ctypes missing, say */
+	return rc;
 }
 
 int
@@ -328,7 +445,7 @@ attach_agent(pid_t pid, enum attach_mode mode, unsigned python_hex, struct sessi
 {
 	struct inject_opts opts = { .timeout_ms = 10000 };
 	char *sock = host_path(pid, "agent.sock"), *why = NULL, *agent = NULL, *jansson = NULL;
-	char *dir = NULL, *lib = NULL, *mapped, name[32];
+	char *dir = NULL, *lib = NULL, *mapped, name[32], *pep_why = NULL;
 	struct pyruntime *rt;
 	bool nobody = false;
 	uid_t uid = 0;
@@ -371,6 +488,11 @@ attach_agent(pid_t pid, enum attach_mode mode, unsigned python_hex, struct sessi
 		python_hex = rt->version_hex;
 		pyruntime_close(rt);
 	}
+	/* 3.14+: a target that refuses debuggers is told so before anything else. */
+	if (remote_exec_applies(python_hex) && (pep_why = remote_exec_refusal(pid)) != NULL) {
+		rc = fail(cause, FP_EPERM, "%s", pep_why);
+		goto out;
+	}
 	if ((agent = attach_find_agent((python_hex >> 16) & 0xff, cause)) == NULL) {
 		rc = FP_EVERSION;
 		goto out;
@@ -394,7 +516,7 @@ attach_agent(pid_t pid, enum attach_mode mode, unsigned python_hex, struct sessi
 		}
 		if ((mapped = mapped_agent(pid)) != NULL) {
 			free(mapped);
-			rc = wait_for_agent(pid, sock, s, cause);
+			rc = wait_for_agent(pid, sock, s, NULL, cause);
 			goto out;
 		}
 	}
@@ -408,9 +530,31 @@ attach_agent(pid_t pid, enum attach_mode mode, unsigned python_hex, struct sessi
 	unlinkat(dfd, "agent.err", 0);
 	dir = attach_target_dir(pid);
 	lib = xasprintf("%s/%s", dir, name);
-	if ((rc = inject_load(pid, lib, "fp_agent_start", dir, &opts, cause)) != FP_OK)
+	/*
+	 * 3.14+ first asks the interpreter (PEP 768); below 3.14 the request
+	 * fields do not exist and this is never tried.
+	 */
+	if (remote_exec_applies(python_hex)) {
+		bool fallback;
+
+		rc = attach_pep768(pid, dfd, dir, lib, uid, gid, sock, s, &fallback, &pep_why);
+		if (rc == FP_OK)
+			goto out;
+		if (!fallback) {
+			fail(cause, rc, "%s", pep_why);
+			goto out;
+		}
+	}
+	free(why);
+	why = NULL;
+	if ((rc = inject_load(pid, lib, "fp_agent_start", dir, &opts, &why)) != FP_OK) {
+		if (pep_why != NULL)
+			fail(cause, rc, "%s (PEP 768 was tried first: %s)", why, pep_why);
+		else
+			fail(cause, rc, "%s", why);
 		goto out;
-	rc = wait_for_agent(pid, sock, s, cause);
+	}
+	rc = wait_for_agent(pid, sock, s, NULL, cause);
 out:
 	if (dfd >= 0)
 		close(dfd);
@@ -420,5 +564,6 @@ out:
 	free(jansson);
 	free(dir);
 	free(lib);
+	free(pep_why);
 	return rc;
 }

@@ -5,7 +5,8 @@
  * the tables are generated at build time (build-aux/pyoffsets-gen.c compiled
  * against each configured interpreter's internal headers; nothing here is
  * typed by hand).  For 3.13+ the same structure is also filled at run time
- * from the target's own _Py_DebugOffsets (see pyruntime.c).
+ * from the target's own _Py_DebugOffsets (see pyruntime.c); 3.14 is read
+ * that way only.
  *
  * A field that does not exist in a version holds PYOFF_NONE.  Readers must
  * check before use; they must never guess an offset.
@@ -13,6 +14,7 @@
 #ifndef FP_PYOFFSETS_H
 #define FP_PYOFFSETS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -95,7 +97,46 @@ struct py_offsets {
 	uint32_t unicode_kind_mask;
 	uint32_t unicode_compact_bit;
 	uint32_t unicode_ascii_bit;
+
+	/*
+	 * 3.14+ only, filled from _Py_DebugOffsets and never by the generated
+	 * tables (which leave them zero: pyruntime.c sets them to "absent"
+	 * whenever it uses a table).
+	 *
+	 * 3.14 turned f_executable into a _PyStackRef: a pointer whose low
+	 * bits are tags (Py_TAG_BITS = 3 with the GIL, pycore_stackref.h);
+	 * clear frame_code_tags before using it.  3.14 also inserted
+	 * FRAME_OWNED_BY_INTERPRETER = 3 (the entry frame each C call of the
+	 * evaluation loop pushes) before FRAME_OWNED_BY_CSTACK, now 4
+	 * (pycore_interpframe_structs.h); both mark frames that are not Python
+	 * code.
+	 */
+	uint64_t frame_code_tags;		/* 0: a plain pointer (<= 3.13) */
+	int64_t frame_owned_by_interpreter;	/* PYOFF_NONE before 3.14 */
+
+	/*
+	 * PEP 768 remote execution (3.14+, _Py_DebugOffsets.debugger_support).
+	 * Valid only when remote_debug is true.
+	 */
+	bool remote_debug;
+	int64_t interp_threads_main;		/* PyThreadState *, main thread */
+	int64_t interp_remote_debug_enabled;	/* int config.remote_debug */
+	int64_t tstate_eval_breaker;		/* uintptr_t */
+	int64_t tstate_remote_debugger_support;	/* _PyRemoteDebuggerSupport */
+	int64_t debugger_pending_call;		/* int32, inside the above */
+	int64_t debugger_script_path;		/* char[], inside the above */
+	int64_t debugger_script_path_size;	/* its size, NUL included */
 };
+
+/*
+ * How much of each structure the readers copy at once (pystack.c): every
+ * field they use must lie inside these spans, and pyruntime.c refuses
+ * offsets that do not.
+ */
+#define PYOFF_TSTATE_SPAN	1024
+#define PYOFF_FRAME_SPAN	256
+#define PYOFF_CODE_SPAN		512
+#define PYOFF_UNICODE_SPAN	128
 
 /* Generated at build time, one entry per configured interpreter. */
 extern const struct py_offsets *const py_offsets_table[];

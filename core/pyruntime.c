@@ -6,54 +6,16 @@
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "core/debugoffsets.h"
 #include "core/elfimage.h"
 #include "core/memread.h"
 #include "core/util.h"
-
-/*
- * The layout of _Py_DebugOffsets as CPython 3.13 publishes it
- * (Include/internal/pycore_runtime.h).  It changes between minor versions,
- * so each minor version gets its own description; 3.14 is not described
- * yet and is refused with a clear message.
- */
-struct debug_offsets_313 {
-	char cookie[8];
-	uint64_t version;
-	uint64_t free_threaded;
-	struct { uint64_t size, finalizing, interpreters_head; } runtime_state;
-	struct {
-		uint64_t size, id, next, threads_head, gc, imports_modules,
-		    sysdict, builtins, ceval_gil, gil_runtime_state,
-		    gil_runtime_state_enabled, gil_runtime_state_locked,
-		    gil_runtime_state_holder;
-	} interpreter_state;
-	struct {
-		uint64_t size, prev, next, interp, current_frame, thread_id,
-		    native_thread_id, datastack_chunk, status;
-	} thread_state;
-	struct {
-		uint64_t size, previous, executable, instr_ptr, localsplus, owner;
-	} interpreter_frame;
-	struct {
-		uint64_t size, filename, name, qualname, linetable, firstlineno,
-		    argcount, localsplusnames, localspluskinds, co_code_adaptive;
-	} code_object;
-	struct { uint64_t size, ob_type; } pyobject;
-	struct { uint64_t size, tp_name, tp_repr, tp_flags; } type_object;
-	struct { uint64_t size, ob_item, ob_size; } tuple_object;
-	struct { uint64_t size, ob_item, ob_size; } list_object;
-	struct { uint64_t size, ma_keys, ma_values; } dict_object;
-	struct { uint64_t size, ob_fval; } float_object;
-	struct { uint64_t size, lv_tag, ob_digit; } long_object;
-	struct { uint64_t size, ob_size, ob_sval; } bytes_object;
-	struct { uint64_t size, state, length, asciiobject_size; } unicode_object;
-	struct { uint64_t size, collecting; } gc;
-};
 
 static const char debug_cookie[8] = { 'x', 'd', 'e', 'b', 'u', 'g', 'p', 'y' };
 
@@ -296,27 +258,245 @@ is_runtime(struct pyruntime *rt, const char *p, size_t avail, uint64_t addr)
 	return mem_ptr_ok(v, 8) && runtime_valid(rt->pid, &rt->off, addr);
 }
 
-/* Fill rt->off from the target's _Py_DebugOffsets (3.13). */
-static int
-offsets_from_debug(struct pyruntime *rt, char **cause)
-{
-	struct debug_offsets_313 d;
-	const struct py_offsets *hdr;
-	struct py_offsets *o = &rt->off;
-	int exact;
+/* ---- _Py_DebugOffsets (3.13+) ------------------------------------------- */
 
-	if (mem_read(rt->pid, rt->runtime, &d, sizeof d) != 0)
-		return fail(cause, FP_EEXITED, "cannot read _Py_DebugOffsets of process %d: %s",
-		    (int)rt->pid, strerror(errno));
-	if (memcmp(d.cookie, debug_cookie, 8) != 0)
-		return fail(cause, FP_EVERSION, "process %d: _PyRuntime at 0x%llx has no _Py_DebugOffsets cookie",
-		    (int)rt->pid, (unsigned long long)rt->runtime);
-	if ((d.version >> 16) != (rt->version_hex >> 16))
-		return fail(cause, FP_EVERSION, "process %d: _Py_DebugOffsets is for version 0x%llx, the binary says %s",
-		    (int)rt->pid, (unsigned long long)d.version, rt->version);
-	if (d.free_threaded)
-		return fail(cause, FP_EVERSION, "process %d runs a free-threaded CPython %s, which flight_profiler does not read yet",
-		    (int)rt->pid, rt->version);
+#define MAX_STRUCT_SIZE	(1ull << 24)	/* no CPython structure is near 16 MiB */
+#define MAX_SCRIPT_PATH	4096		/* 3.14 publishes 512 */
+
+/* Validation of one image: the first problem found is the one reported. */
+struct dbg_check {
+	const char *version;
+	char **cause;
+	bool bad;
+};
+
+static void
+dbg_bad(struct dbg_check *k, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void
+dbg_bad(struct dbg_check *k, const char *fmt, ...)
+{
+	va_list ap;
+	char *what;
+
+	if (k->bad)
+		return;
+	k->bad = true;
+	va_start(ap, fmt);
+	what = xvasprintf(fmt, ap);
+	va_end(ap);
+	fail(k->cause, FP_EVERSION, "the _Py_DebugOffsets of CPython %s do not validate: %s "
+	    "(a corrupt or unknown build; FP_OFFSETS=headers reads it with this build's own tables "
+	    "where it has them)", k->version, what);
+	free(what);
+}
+
+/* A structure's size: non-zero and sane. */
+static int64_t
+dbg_size(struct dbg_check *k, const char *section, uint64_t size)
+{
+	if (size == 0 || size > MAX_STRUCT_SIZE)
+		dbg_bad(k, "%s.size = %llu", section, (unsigned long long)size);
+	return (int64_t)size;
+}
+
+/*
+ * A field of `width` bytes at `off`: inside its structure of `size` bytes,
+ * aligned to its width, and (span != 0) inside what a reader copies.
+ */
+static int64_t
+dbg_field(struct dbg_check *k, const char *section, const char *field, int64_t size,
+    uint64_t off, unsigned width, uint64_t span)
+{
+	if (k->bad)
+		return PYOFF_NONE;
+	if (size <= 0 || off >= (uint64_t)size || width > (uint64_t)size - off ||
+	    (off & (width - 1)) != 0) {
+		dbg_bad(k, "%s.%s = %llu is not a %u-byte field inside its %lld-byte structure",
+		    section, field, (unsigned long long)off, width, (long long)size);
+		return PYOFF_NONE;
+	}
+	if (span != 0 && off + width > span) {
+		dbg_bad(k, "%s.%s = %llu is beyond the first %llu bytes this build reads",
+		    section, field, (unsigned long long)off, (unsigned long long)span);
+		return PYOFF_NONE;
+	}
+	return (int64_t)off;
+}
+
+/*
+ * The fields 3.13 and 3.14 share, under the same names: a macro because
+ * they sit at different places of two different structures.  Each field is
+ * checked against the size of its own structure as published.
+ */
+#define DBG_COMMON(k, d, o) do {							\
+	(o)->runtime_size = dbg_size(k, "runtime_state", (d)->runtime_state.size);	\
+	(o)->runtime_finalizing = dbg_field(k, "runtime_state", "finalizing",		\
+	    (o)->runtime_size, (d)->runtime_state.finalizing, 8, 0);			\
+	(o)->runtime_interp_head = dbg_field(k, "runtime_state", "interpreters_head",	\
+	    (o)->runtime_size, (d)->runtime_state.interpreters_head, 8, 0);		\
+	(o)->interp_size = dbg_size(k, "interpreter_state", (d)->interpreter_state.size);	\
+	(o)->interp_next = dbg_field(k, "interpreter_state", "next", (o)->interp_size,	\
+	    (d)->interpreter_state.next, 8, 0);						\
+	(o)->interp_tstate_head = dbg_field(k, "interpreter_state", "threads_head",	\
+	    (o)->interp_size, (d)->interpreter_state.threads_head, 8, 0);		\
+	(o)->interp_gil_ptr = dbg_field(k, "interpreter_state", "ceval_gil",		\
+	    (o)->interp_size, (d)->interpreter_state.ceval_gil, 8, 0);			\
+	(o)->interp_modules = dbg_field(k, "interpreter_state", "imports_modules",	\
+	    (o)->interp_size, (d)->interpreter_state.imports_modules, 8, 0);		\
+	dbg_gil(k, (o), (d)->interpreter_state.gil_runtime_state,			\
+	    (d)->interpreter_state.gil_runtime_state_locked,				\
+	    (d)->interpreter_state.gil_runtime_state_holder);				\
+	(o)->tstate_size = dbg_size(k, "thread_state", (d)->thread_state.size);		\
+	(o)->tstate_next = dbg_field(k, "thread_state", "next", (o)->tstate_size,	\
+	    (d)->thread_state.next, 8, PYOFF_TSTATE_SPAN);				\
+	(o)->tstate_interp = dbg_field(k, "thread_state", "interp", (o)->tstate_size,	\
+	    (d)->thread_state.interp, 8, PYOFF_TSTATE_SPAN);				\
+	(o)->tstate_frame = dbg_field(k, "thread_state", "current_frame",		\
+	    (o)->tstate_size, (d)->thread_state.current_frame, 8, PYOFF_TSTATE_SPAN);	\
+	(o)->tstate_thread_id = dbg_field(k, "thread_state", "thread_id",		\
+	    (o)->tstate_size, (d)->thread_state.thread_id, 8, PYOFF_TSTATE_SPAN);	\
+	(o)->tstate_native_thread_id = dbg_field(k, "thread_state", "native_thread_id",	\
+	    (o)->tstate_size, (d)->thread_state.native_thread_id, 8, PYOFF_TSTATE_SPAN);	\
+	(o)->tstate_datastack_chunk = dbg_field(k, "thread_state", "datastack_chunk",	\
+	    (o)->tstate_size, (d)->thread_state.datastack_chunk, 8, PYOFF_TSTATE_SPAN);	\
+	(o)->frame_size = dbg_size(k, "interpreter_frame", (d)->interpreter_frame.size);	\
+	(o)->frame_back = dbg_field(k, "interpreter_frame", "previous", (o)->frame_size,	\
+	    (d)->interpreter_frame.previous, 8, PYOFF_FRAME_SPAN);			\
+	(o)->frame_code = dbg_field(k, "interpreter_frame", "executable",		\
+	    (o)->frame_size, (d)->interpreter_frame.executable, 8, PYOFF_FRAME_SPAN);	\
+	(o)->frame_lasti = dbg_field(k, "interpreter_frame", "instr_ptr",		\
+	    (o)->frame_size, (d)->interpreter_frame.instr_ptr, 8, PYOFF_FRAME_SPAN);	\
+	(o)->frame_owner = dbg_field(k, "interpreter_frame", "owner", (o)->frame_size,	\
+	    (d)->interpreter_frame.owner, 1, PYOFF_FRAME_SPAN);				\
+	(o)->code_size = dbg_size(k, "code_object", (d)->code_object.size);		\
+	(o)->code_filename = dbg_field(k, "code_object", "filename", (o)->code_size,	\
+	    (d)->code_object.filename, 8, PYOFF_CODE_SPAN);				\
+	(o)->code_name = dbg_field(k, "code_object", "name", (o)->code_size,		\
+	    (d)->code_object.name, 8, PYOFF_CODE_SPAN);					\
+	(o)->code_qualname = dbg_field(k, "code_object", "qualname", (o)->code_size,	\
+	    (d)->code_object.qualname, 8, PYOFF_CODE_SPAN);				\
+	(o)->code_linetable = dbg_field(k, "code_object", "linetable", (o)->code_size,	\
+	    (d)->code_object.linetable, 8, PYOFF_CODE_SPAN);				\
+	(o)->code_firstlineno = dbg_field(k, "code_object", "firstlineno",		\
+	    (o)->code_size, (d)->code_object.firstlineno, 4, PYOFF_CODE_SPAN);		\
+	(o)->code_code_adaptive = dbg_field(k, "code_object", "co_code_adaptive",	\
+	    (o)->code_size, (d)->code_object.co_code_adaptive, 1, 0);			\
+	(o)->object_type = dbg_field(k, "pyobject", "ob_type",				\
+	    dbg_size(k, "pyobject", (d)->pyobject.size), (d)->pyobject.ob_type, 8, 0);	\
+	(o)->type_name = dbg_field(k, "type_object", "tp_name",				\
+	    dbg_size(k, "type_object", (d)->type_object.size), (d)->type_object.tp_name, 8, 0);	\
+	(o)->bytes_size = dbg_field(k, "bytes_object", "ob_size",			\
+	    dbg_size(k, "bytes_object", (d)->bytes_object.size), (d)->bytes_object.ob_size, 8, 0);	\
+	(o)->bytes_sval = dbg_field(k, "bytes_object", "ob_sval",			\
+	    (int64_t)(d)->bytes_object.size, (d)->bytes_object.ob_sval, 1, 0);		\
+	dbg_unicode(k, (o), (d)->unicode_object.size, (d)->unicode_object.state,	\
+	    (d)->unicode_object.length, (d)->unicode_object.asciiobject_size);		\
+} while (0)
+
+/* The GIL: published relative to the interpreter, read relative to the GIL. */
+static void
+dbg_gil(struct dbg_check *k, struct py_offsets *o, uint64_t gil, uint64_t locked,
+    uint64_t holder)
+{
+	if (dbg_field(k, "interpreter_state", "gil_runtime_state", o->interp_size, gil, 8, 0) ==
+	    PYOFF_NONE ||
+	    dbg_field(k, "interpreter_state", "gil_runtime_state_locked", o->interp_size,
+		locked, 4, 0) == PYOFF_NONE ||
+	    dbg_field(k, "interpreter_state", "gil_runtime_state_holder", o->interp_size,
+		holder, 8, 0) == PYOFF_NONE)
+		return;
+	if (locked < gil || holder < gil) {
+		dbg_bad(k, "the GIL's fields (locked %llu, holder %llu) lie before the GIL (%llu)",
+		    (unsigned long long)locked, (unsigned long long)holder, (unsigned long long)gil);
+		return;
+	}
+	o->gil_locked = (int64_t)(locked - gil);
+	o->gil_last_holder = (int64_t)(holder - gil);
+}
+
+static void
+dbg_unicode(struct dbg_check *k, struct py_offsets *o, uint64_t size, uint64_t state,
+    uint64_t length, uint64_t ascii_size)
+{
+	int64_t sz = dbg_size(k, "unicode_object", size);
+
+	o->unicode_state = dbg_field(k, "unicode_object", "state", sz, state, 4,
+	    PYOFF_UNICODE_SPAN);
+	o->unicode_length = dbg_field(k, "unicode_object", "length", sz, length, 8,
+	    PYOFF_UNICODE_SPAN);
+	if (!k->bad && (ascii_size == 0 || ascii_size > size || ascii_size > PYOFF_UNICODE_SPAN))
+		dbg_bad(k, "unicode_object.asciiobject_size = %llu", (unsigned long long)ascii_size);
+	o->unicode_ascii_size = (int64_t)ascii_size;
+}
+
+/*
+ * PEP 768 (3.14): where a debugger writes its request.  A section that is
+ * zero or does not validate leaves remote_debug false (reading stacks does
+ * not need it); remote_exec.c then says PEP 768 is unavailable.
+ */
+static void
+dbg_debugger(struct py_offsets *o, const struct debug_offsets_314 *d)
+{
+	struct dbg_check k = { .version = "", .cause = NULL, .bad = false };
+	uint64_t rds = d->debugger_support.remote_debugger_support;
+	uint64_t path = d->debugger_support.debugger_script_path;
+	uint64_t psize = d->debugger_support.debugger_script_path_size;
+
+	o->remote_debug = false;
+	o->interp_threads_main = PYOFF_NONE;
+	o->interp_remote_debug_enabled = PYOFF_NONE;
+	o->tstate_eval_breaker = PYOFF_NONE;
+	o->tstate_remote_debugger_support = PYOFF_NONE;
+	o->debugger_pending_call = PYOFF_NONE;
+	o->debugger_script_path = PYOFF_NONE;
+	o->debugger_script_path_size = 0;
+	if (rds == 0 || psize < 2 || psize > MAX_SCRIPT_PATH || rds >= (uint64_t)o->tstate_size)
+		return;
+	o->interp_threads_main = dbg_field(&k, "interpreter_state", "threads_main",
+	    o->interp_size, d->interpreter_state.threads_main, 8, 0);
+	o->interp_remote_debug_enabled = dbg_field(&k, "debugger_support",
+	    "remote_debugging_enabled", o->interp_size,
+	    d->debugger_support.remote_debugging_enabled, 4, 0);
+	o->tstate_eval_breaker = dbg_field(&k, "debugger_support", "eval_breaker",
+	    o->tstate_size, d->debugger_support.eval_breaker, 8, 0);
+	/* The two inner offsets, relative to the thread state. */
+	dbg_field(&k, "debugger_support", "debugger_pending_call", o->tstate_size,
+	    rds + d->debugger_support.debugger_pending_call, 4, 0);
+	if (path > (uint64_t)o->tstate_size || rds + path > (uint64_t)o->tstate_size ||
+	    psize > (uint64_t)o->tstate_size - rds - path)
+		k.bad = true;
+	if (k.bad)
+		return;
+	o->tstate_remote_debugger_support = (int64_t)rds;
+	o->debugger_pending_call = (int64_t)d->debugger_support.debugger_pending_call;
+	o->debugger_script_path = (int64_t)path;
+	o->debugger_script_path_size = (int64_t)psize;
+	o->remote_debug = true;
+}
+
+int
+pyruntime_parse_debug_offsets(const void *image, size_t len, uint32_t version_hex,
+    const char *version, const struct py_offsets *hdr, struct py_offsets *o, char **cause)
+{
+	struct debug_offsets_head head;
+	struct dbg_check k = { .version = version, .cause = cause, .bad = false };
+	unsigned minor;
+
+	memset(o, 0, sizeof *o);
+	if (len < sizeof head)
+		return fail(cause, FP_EVERSION, "_Py_DebugOffsets: %zu bytes is too short", len);
+	memcpy(&head, image, sizeof head);
+	if (memcmp(head.cookie, debug_cookie, 8) != 0)
+		return fail(cause, FP_EVERSION, "_PyRuntime does not start with the _Py_DebugOffsets "
+		    "cookie \"xdebugpy\"");
+	if ((head.version >> 24) != 3 || (head.version >> 16) != (version_hex >> 16))
+		return fail(cause, FP_EVERSION, "_Py_DebugOffsets is for version 0x%llx, the binary "
+		    "says %s", (unsigned long long)head.version, version);
+	if (head.free_threaded)
+		return fail(cause, FP_EVERSION, "it runs a free-threaded CPython %s, which "
+		    "flight_profiler does not read yet", version);
+	minor = (unsigned)(head.version >> 16) & 0xff;
 
 	/*
 	 * What _Py_DebugOffsets does not publish (the GIL's condition variable,
@@ -325,84 +505,129 @@ offsets_from_debug(struct pyruntime *rt, char **cause)
 	 * from native frames only) or takes the layout every version since 3.3
 	 * has had (the kind/compact/ascii bits).
 	 */
-	hdr = py_offsets_find((uint32_t)d.version, &exact);
-	memset(o, 0, sizeof *o);
-	o->version_hex = (uint32_t)d.version;
-	o->version = rt->version;
+	o->version_hex = (uint32_t)head.version;
+	o->version = version;
 	o->source = "_Py_DebugOffsets";
 	o->frame_model = PY_FRAMES_INTERP;
-
-	o->runtime_size = (int64_t)d.runtime_state.size;
-	o->runtime_finalizing = (int64_t)d.runtime_state.finalizing;
-	o->runtime_interp_head = (int64_t)d.runtime_state.interpreters_head;
 	o->runtime_tstate_current = PYOFF_NONE;
 	o->runtime_gil = PYOFF_NONE;
-
-	o->interp_size = (int64_t)d.interpreter_state.size;
-	o->interp_next = (int64_t)d.interpreter_state.next;
-	o->interp_tstate_head = (int64_t)d.interpreter_state.threads_head;
 	o->interp_runtime = hdr ? hdr->interp_runtime : PYOFF_NONE;
-	o->interp_gil_ptr = (int64_t)d.interpreter_state.ceval_gil;
-	o->interp_modules = (int64_t)d.interpreter_state.imports_modules;
-
 	o->gil_size = hdr ? hdr->gil_size : 0;
-	o->gil_last_holder = (int64_t)(d.interpreter_state.gil_runtime_state_holder -
-	    d.interpreter_state.gil_runtime_state);
-	o->gil_locked = (int64_t)(d.interpreter_state.gil_runtime_state_locked -
-	    d.interpreter_state.gil_runtime_state);
 	o->gil_cond = hdr ? hdr->gil_cond : PYOFF_NONE;
 	o->gil_mutex = hdr ? hdr->gil_mutex : PYOFF_NONE;
-
-	o->tstate_size = (int64_t)d.thread_state.size;
-	o->tstate_next = (int64_t)d.thread_state.next;
-	o->tstate_interp = (int64_t)d.thread_state.interp;
-	o->tstate_frame = (int64_t)d.thread_state.current_frame;
 	o->tstate_cframe = PYOFF_NONE;
 	o->cframe_current_frame = PYOFF_NONE;
-	o->tstate_thread_id = (int64_t)d.thread_state.thread_id;
-	o->tstate_native_thread_id = (int64_t)d.thread_state.native_thread_id;
-	o->tstate_datastack_chunk = (int64_t)d.thread_state.datastack_chunk;
-
-	o->frame_size = (int64_t)d.interpreter_frame.size;
-	o->frame_back = (int64_t)d.interpreter_frame.previous;
-	o->frame_code = (int64_t)d.interpreter_frame.executable;
-	o->frame_lasti = (int64_t)d.interpreter_frame.instr_ptr;
 	o->frame_is_entry = PYOFF_NONE;
-	o->frame_owner = (int64_t)d.interpreter_frame.owner;
-	/* FRAME_OWNED_BY_CSTACK: 3 in 3.12 and 3.13 (pycore_frame.h). */
-	o->frame_owned_by_cstack = hdr ? hdr->frame_owned_by_cstack : 3;
-
-	o->code_size = (int64_t)d.code_object.size;
-	o->code_filename = (int64_t)d.code_object.filename;
-	o->code_name = (int64_t)d.code_object.name;
-	o->code_qualname = (int64_t)d.code_object.qualname;
-	o->code_firstlineno = (int64_t)d.code_object.firstlineno;
-	o->code_linetable = (int64_t)d.code_object.linetable;
-	o->code_code_adaptive = (int64_t)d.code_object.co_code_adaptive;
-
-	o->object_type = (int64_t)d.pyobject.ob_type;
-	o->type_name = (int64_t)d.type_object.tp_name;
-	o->bytes_size = (int64_t)d.bytes_object.ob_size;
-	o->bytes_sval = (int64_t)d.bytes_object.ob_sval;
-	o->unicode_length = (int64_t)d.unicode_object.length;
-	o->unicode_state = (int64_t)d.unicode_object.state;
-	o->unicode_ascii_size = (int64_t)d.unicode_object.asciiobject_size;
-	o->unicode_compact_size = hdr ? hdr->unicode_compact_size :
-	    (int64_t)d.unicode_object.asciiobject_size + 16;
 	o->unicode_kind_shift = hdr ? hdr->unicode_kind_shift : 2;
 	o->unicode_kind_mask = hdr ? hdr->unicode_kind_mask : 7;
 	o->unicode_compact_bit = hdr ? hdr->unicode_compact_bit : 1u << 5;
 	o->unicode_ascii_bit = hdr ? hdr->unicode_ascii_bit : 1u << 6;
+	o->frame_owned_by_interpreter = PYOFF_NONE;
+	o->interp_threads_main = PYOFF_NONE;
+	o->interp_remote_debug_enabled = PYOFF_NONE;
+	o->tstate_eval_breaker = PYOFF_NONE;
+	o->tstate_remote_debugger_support = PYOFF_NONE;
+	o->debugger_pending_call = PYOFF_NONE;
+	o->debugger_script_path = PYOFF_NONE;
 
-	/* Every offset must fall inside its structure. */
-	if (o->tstate_frame <= 0 || o->tstate_frame >= o->tstate_size ||
-	    o->frame_back >= o->frame_size || o->frame_code >= o->frame_size ||
-	    o->code_filename >= o->code_size || o->runtime_interp_head >= o->runtime_size ||
-	    o->interp_tstate_head >= o->interp_size)
-		return fail(cause, FP_EVERSION, "process %d: _Py_DebugOffsets of CPython %s does not validate",
-		    (int)rt->pid, rt->version);
+	if (minor == 13) {
+		struct debug_offsets_313 d;
+
+		if (len < sizeof d)
+			return fail(cause, FP_EVERSION, "_Py_DebugOffsets: %zu bytes is too short for 3.13's",
+			    len);
+		memcpy(&d, image, sizeof d);
+		DBG_COMMON(&k, &d, o);
+		/* FRAME_OWNED_BY_CSTACK: 3 in 3.12 and 3.13 (pycore_frame.h). */
+		o->frame_owned_by_cstack = hdr ? hdr->frame_owned_by_cstack : 3;
+	} else if (minor == 14) {
+		struct debug_offsets_314 d;
+
+		/*
+		 * The layout was settled during the 3.14 betas (the tlbc,
+		 * generation and llist_node fields came late): read release
+		 * candidates and releases only.
+		 */
+		if ((head.version & 0xf0) < 0xc0)
+			return fail(cause, FP_EVERSION, "it runs a pre-release CPython %s (0x%08llx): the "
+			    "_Py_DebugOffsets layout changed during 3.14's alphas and betas and only "
+			    "3.14's final layout is described; use 3.14.0rc1 or later", version,
+			    (unsigned long long)head.version);
+		if (len < sizeof d)
+			return fail(cause, FP_EVERSION, "_Py_DebugOffsets: %zu bytes is too short for 3.14's",
+			    len);
+		memcpy(&d, image, sizeof d);
+		DBG_COMMON(&k, &d, o);
+		/*
+		 * Not in _Py_DebugOffsets; from 3.14's pycore_interpframe_structs.h
+		 * and (GIL build) pycore_stackref.h.
+		 */
+		o->frame_owned_by_interpreter = 3;
+		o->frame_owned_by_cstack = 4;
+		o->frame_code_tags = 3;		/* Py_TAG_BITS */
+		if (!k.bad)
+			dbg_debugger(o, &d);
+	} else {
+		return fail(cause, FP_EVERSION, "it runs CPython %s, whose _Py_DebugOffsets layout is not "
+		    "described in this build (known layouts: 3.13, 3.14)", version);
+	}
+	if (k.bad)
+		return FP_EVERSION;
+	/* Derived sizes the readers rely on. */
+	o->unicode_compact_size = hdr ? hdr->unicode_compact_size : o->unicode_ascii_size + 16;
+	if (o->unicode_compact_size > PYOFF_UNICODE_SPAN)
+		return fail(cause, FP_EVERSION, "the _Py_DebugOffsets of CPython %s do not validate: "
+		    "unicode header of %lld bytes", version, (long long)o->unicode_compact_size);
+	return FP_OK;
+}
+
+/* Fill rt->off from the target's _Py_DebugOffsets (3.13+). */
+static int
+offsets_from_debug(struct pyruntime *rt, char **cause)
+{
+	unsigned char image[sizeof(struct debug_offsets_314)];
+	const struct py_offsets *hdr;
+	char *why = NULL;
+	int exact, rc;
+
+	_Static_assert(sizeof image >= sizeof(struct debug_offsets_313), "image holds 3.13's");
+	if (mem_read(rt->pid, rt->runtime, image, sizeof image) != 0)
+		return fail(cause, FP_EEXITED, "cannot read _Py_DebugOffsets of process %d: %s",
+		    (int)rt->pid, strerror(errno));
+	hdr = py_offsets_find(rt->version_hex, &exact);
+	if (hdr != NULL && (hdr->version_hex >> 16) != (rt->version_hex >> 16))
+		hdr = NULL;
+	rc = pyruntime_parse_debug_offsets(image, sizeof image, rt->version_hex, rt->version, hdr,
+	    &rt->off, &why);
+	if (rc != FP_OK) {
+		fail(cause, rc, "process %d: %s", (int)rt->pid, why);
+		free(why);
+		return rc;
+	}
 	rt->offsets_exact = true;
 	return FP_OK;
+}
+
+/*
+ * Offsets from a table generated from headers.  The tables describe
+ * 3.8–3.13 and carry none of the fields only _Py_DebugOffsets of 3.14+
+ * fill (the generator leaves them zero): mark those absent.
+ */
+static void
+use_table(struct pyruntime *rt, const struct py_offsets *t, bool exact)
+{
+	rt->off = *t;
+	rt->offsets_exact = exact;
+	rt->off.frame_code_tags = 0;
+	rt->off.frame_owned_by_interpreter = PYOFF_NONE;
+	rt->off.remote_debug = false;
+	rt->off.interp_threads_main = PYOFF_NONE;
+	rt->off.interp_remote_debug_enabled = PYOFF_NONE;
+	rt->off.tstate_eval_breaker = PYOFF_NONE;
+	rt->off.tstate_remote_debugger_support = PYOFF_NONE;
+	rt->off.debugger_pending_call = PYOFF_NONE;
+	rt->off.debugger_script_path = PYOFF_NONE;
+	rt->off.debugger_script_path_size = 0;
 }
 
 static int
@@ -416,20 +641,19 @@ choose_offsets(struct pyruntime *rt, char **cause)
 		return fail(cause, FP_EVERSION,
 		    "process %d runs CPython %s, which is not supported: flight_profiler reads CPython 3.8 and newer",
 		    (int)rt->pid, rt->version);
+	if (minor > PYRUNTIME_NEWEST_MINOR)
+		return fail(cause, FP_EVERSION,
+		    "process %d runs CPython %s: its _Py_DebugOffsets layout is not described in this build, "
+		    "which reads CPython 3.8 to 3.%u (tested: %s); a newer flight_profiler is needed",
+		    (int)rt->pid, rt->version, PYRUNTIME_NEWEST_MINOR, py_offsets_known_versions());
 	t = py_offsets_find(rt->version_hex, &exact);
 	if (t == NULL && minor < 13)
 		return fail(cause, FP_EVERSION,
 		    "process %d runs CPython %s, but this build of flight_profiler knows only %s; "
 		    "rebuild with ./configure --with-python=/path/to/python3.%u",
 		    (int)rt->pid, rt->version, py_offsets_known_versions(), minor);
-	if (minor > 13)
-		return fail(cause, FP_EVERSION,
-		    "process %d runs CPython %s: its _Py_DebugOffsets layout is not described in this build "
-		    "(supported: 3.8 to 3.13; tested: %s)", (int)rt->pid, rt->version,
-		    py_offsets_known_versions());
-	if (t != NULL) {
-		rt->off = *t;
-		rt->offsets_exact = exact;
+	if (t != NULL && minor < 14) {
+		use_table(rt, t, exact);
 		if ((rt->version_hex & 0xff00) == 0xff00) {
 			/* Micro version unknown: report what the tables were built from. */
 			snprintf(rt->version, sizeof rt->version, "%u.%u", rt->version_hex >> 24, minor);
@@ -442,8 +666,13 @@ static int
 locate_runtime(struct pyruntime *rt, struct candidate *c, char **cause)
 {
 	uint64_t addr, size;
-	bool is313 = ((rt->version_hex >> 16) & 0xff) >= 13 && (rt->version_hex >> 24) == 3;
-	bool from_debug = is313 && !env_is("FP_OFFSETS", "headers");
+	unsigned minor = (rt->version_hex >> 16) & 0xff;
+	bool is313 = minor >= 13 && (rt->version_hex >> 24) == 3;
+	/*
+	 * 3.13 can be read either way (FP_OFFSETS=headers, for tests); 3.14+
+	 * only from _Py_DebugOffsets: no table has its stackref tags.
+	 */
+	bool from_debug = is313 && (minor >= 14 || !env_is("FP_OFFSETS", "headers"));
 	int rc;
 
 	rt->runtime = 0;
@@ -496,6 +725,43 @@ pyruntime_main_interp(struct pyruntime *rt, uint64_t *interp, char **cause)
 		return fail(cause, FP_ERR, "process %d: the interpreter list is corrupt (0x%llx)",
 		    (int)rt->pid, (unsigned long long)*interp);
 	return FP_OK;
+}
+
+void
+pyruntime_dump_offsets(const struct py_offsets *o, FILE *out, const char *prefix)
+{
+#define I64(f) fprintf(out, "%s" #f " = %s\n", prefix, \
+	    o->f == PYOFF_NONE ? "none" : (snprintf(num, sizeof num, "%lld", (long long)o->f), num))
+#define U64(f) fprintf(out, "%s" #f " = %llu\n", prefix, (unsigned long long)o->f)
+	char num[32];
+
+	fprintf(out, "%sversion = %s (0x%08x)\n", prefix, o->version ? o->version : "?",
+	    (unsigned)o->version_hex);
+	fprintf(out, "%ssource = %s\n", prefix, o->source ? o->source : "?");
+	I64(frame_model);
+	I64(runtime_size); I64(runtime_finalizing); I64(runtime_interp_head);
+	I64(runtime_tstate_current); I64(runtime_gil);
+	I64(interp_size); I64(interp_next); I64(interp_tstate_head); I64(interp_runtime);
+	I64(interp_gil_ptr); I64(interp_modules);
+	I64(gil_size); I64(gil_last_holder); I64(gil_locked); I64(gil_cond); I64(gil_mutex);
+	I64(tstate_size); I64(tstate_next); I64(tstate_interp); I64(tstate_frame);
+	I64(tstate_cframe); I64(cframe_current_frame); I64(tstate_thread_id);
+	I64(tstate_native_thread_id); I64(tstate_datastack_chunk);
+	I64(frame_size); I64(frame_back); I64(frame_code); I64(frame_lasti); I64(frame_is_entry);
+	I64(frame_owner); I64(frame_owned_by_cstack);
+	I64(code_size); I64(code_filename); I64(code_name); I64(code_qualname);
+	I64(code_firstlineno); I64(code_linetable); I64(code_code_adaptive);
+	I64(object_type); I64(type_name); I64(bytes_size); I64(bytes_sval);
+	I64(unicode_length); I64(unicode_state); I64(unicode_ascii_size);
+	I64(unicode_compact_size);
+	U64(unicode_kind_shift); U64(unicode_kind_mask); U64(unicode_compact_bit);
+	U64(unicode_ascii_bit);
+	U64(frame_code_tags); I64(frame_owned_by_interpreter);
+	U64(remote_debug); I64(interp_threads_main); I64(interp_remote_debug_enabled);
+	I64(tstate_eval_breaker); I64(tstate_remote_debugger_support);
+	I64(debugger_pending_call); I64(debugger_script_path); I64(debugger_script_path_size);
+#undef I64
+#undef U64
 }
 
 static int
@@ -593,6 +859,14 @@ out:
 			rc = fail(cause, FP_EEXITED, "process %d exited while being read", (int)pid);
 		pyruntime_close(rt);
 		return rc;
+	}
+	if (env_is("FP_DUMP_OFFSETS", "1")) {
+		char prefix[64];
+
+		snprintf(prefix, sizeof prefix, "offsets[%d]: ", (int)pid);
+		fprintf(stderr, "%sruntime = 0x%llx (%s, %s)\n", prefix,
+		    (unsigned long long)rt->runtime, rt->layer, rt->binary);
+		pyruntime_dump_offsets(&rt->off, stderr, prefix);
 	}
 	*rtp = rt;
 	return FP_OK;

@@ -11,13 +11,21 @@
  *
  * FP_RUNTIME_LAYER=section|symbol|cookie|scan in the environment forces one
  * layer (for tests); FP_OFFSETS=headers|debug forces the offsets source for
- * 3.13+.
+ * 3.13 (3.14 is read from its _Py_DebugOffsets only); FP_DUMP_OFFSETS=1
+ * prints the offsets in use to stderr (for tests and bug reports).
+ *
+ * CPython versions: 3.8–3.13 from the configured interpreters' headers
+ * (3.13 also, and by default, from its _Py_DebugOffsets); 3.14 from its
+ * _Py_DebugOffsets, written to the published 3.14 layout and not tested
+ * against a live 3.14 here; 3.15+ is refused.
  */
 #ifndef FP_PYRUNTIME_H
 #define FP_PYRUNTIME_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "core/procfs.h"
@@ -36,11 +44,31 @@ struct pyruntime {
 	struct proc_maps maps;	/* the maps when opened */
 };
 
+/* The newest minor version whose _Py_DebugOffsets layout this build knows. */
+#define PYRUNTIME_NEWEST_MINOR	14
+
 /* Returns an enum fp_status; *cause says why on failure. */
 int pyruntime_open(pid_t pid, struct pyruntime **rt, char **cause);
 void pyruntime_close(struct pyruntime *rt);
 
 /* Address of the first interpreter; 0 with *cause when not initialized. */
 int pyruntime_main_interp(struct pyruntime *rt, uint64_t *interp, char **cause);
+
+/*
+ * Fill *o from `image`, the first `len` bytes of a _PyRuntime: check the
+ * _Py_DebugOffsets cookie, that its version has the minor version of
+ * `version_hex` (what the binary says; `version` is its text, for
+ * messages), that the build is not free-threaded and that every offset
+ * used lies inside its structure, aligned, and inside what the readers
+ * copy.  3.13 and 3.14 (rc and final) layouts are known, others refused.
+ * `hdr` (may be NULL) is the table built from the same minor version's
+ * headers, for what _Py_DebugOffsets does not publish.  o->version points
+ * at `version`.  Returns an enum fp_status (FP_EVERSION when refused).
+ */
+int pyruntime_parse_debug_offsets(const void *image, size_t len, uint32_t version_hex,
+    const char *version, const struct py_offsets *hdr, struct py_offsets *o, char **cause);
+
+/* Print every offset of *o, one "name = value" a line, after `prefix`. */
+void pyruntime_dump_offsets(const struct py_offsets *o, FILE *out, const char *prefix);
 
 #endif

@@ -1,0 +1,465 @@
+/*
+ * debugoffsets unit test: pyruntime_parse_debug_offsets() against
+ * synthetic _Py_DebugOffsets images.
+ *
+ * 3.14 (no 3.14 to read here): an image built from struct
+ * debug_offsets_314 with a distinct value in every field, so that a field
+ * read from the wrong place shows.  3.13: an image whose values are those
+ * of the table generated from the 3.13 headers (when 3.13 was configured),
+ * so the mapping is checked against the headers, not against itself.
+ * Both: a wrong cookie, a free-threaded build, a version of another minor,
+ * out-of-range and misaligned offsets are refused.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/debugoffsets.h"
+#include "core/pyoffsets.h"
+#include "core/pyruntime.h"
+#include "core/util.h"
+#include "tests/unit/tap.h"
+
+#define V3140	0x030e00f0u	/* 3.14.0 final */
+#define V3130	0x030d00f0u
+
+/* ---- 3.14 ------------------------------------------------------------------ */
+
+/*
+ * Every field gets its own value, each a multiple of 8 so that the
+ * alignment checks pass, all below the sizes (which are large and
+ * distinct).
+ */
+static void
+image_314(struct debug_offsets_314 *d)
+{
+	memset(d, 0, sizeof *d);
+	memcpy(d->cookie, "xdebugpy", 8);
+	d->version = V3140;
+	d->free_threaded = 0;
+	d->runtime_state.size = 300000;
+	d->runtime_state.finalizing = 608;
+	d->runtime_state.interpreters_head = 632;
+
+	d->interpreter_state.size = 200000;
+	d->interpreter_state.id = 8;
+	d->interpreter_state.next = 7264;
+	d->interpreter_state.threads_head = 7344;
+	d->interpreter_state.threads_main = 7352;
+	d->interpreter_state.gc = 9000;
+	d->interpreter_state.imports_modules = 7656;
+	d->interpreter_state.sysdict = 7700;
+	d->interpreter_state.builtins = 7708;
+	d->interpreter_state.ceval_gil = 16;
+	d->interpreter_state.gil_runtime_state = 40000;
+	d->interpreter_state.gil_runtime_state_enabled = 0;
+	d->interpreter_state.gil_runtime_state_locked = 40000 + 24;
+	d->interpreter_state.gil_runtime_state_holder = 40000 + 8;
+	d->interpreter_state.code_object_generation = 50000;
+	d->interpreter_state.tlbc_generation = 0;
+
+	d->thread_state.size = 880;
+	d->thread_state.prev = 0;
+	d->thread_state.next = 8;
+	d->thread_state.interp = 16;
+	d->thread_state.current_frame = 72;
+	d->thread_state.thread_id = 152;
+	d->thread_state.native_thread_id = 160;
+	d->thread_state.datastack_chunk = 232;
+	d->thread_state.status = 40;
+
+	d->interpreter_frame.size = 88;
+	d->interpreter_frame.previous = 8;
+	d->interpreter_frame.executable = 0;
+	d->interpreter_frame.instr_ptr = 56;
+	d->interpreter_frame.localsplus = 80;
+	d->interpreter_frame.owner = 74;
+	d->interpreter_frame.stackpointer = 64;
+	d->interpreter_frame.tlbc_index = 0;
+
+	d->code_object.size = 216;
+	d->code_object.filename = 112;
+	d->code_object.name = 120;
+	d->code_object.qualname = 128;
+	d->code_object.linetable = 136;
+	d->code_object.firstlineno = 68;
+	d->code_object.argcount = 52;
+	d->code_object.localsplusnames = 96;
+	d->code_object.localspluskinds = 104;
+	d->code_object.co_code_adaptive = 208;
+	d->code_object.co_tlbc = 0;
+
+	d->pyobject.size = 16;
+	d->pyobject.ob_type = 8;
+	d->type_object.size = 416;
+	d->type_object.tp_name = 24;
+	d->type_object.tp_repr = 88;
+	d->type_object.tp_flags = 168;
+	d->tuple_object.size = 32;
+	d->tuple_object.ob_item = 24;
+	d->tuple_object.ob_size = 16;
+	d->list_object.size = 40;
+	d->list_object.ob_item = 24;
+	d->list_object.ob_size = 16;
+	d->set_object.size = 200;
+	d->set_object.used = 24;
+	d->set_object.table = 40;
+	d->set_object.mask = 48;
+	d->dict_object.size = 48;
+	d->dict_object.ma_keys = 32;
+	d->dict_object.ma_values = 40;
+	d->float_object.size = 24;
+	d->float_object.ob_fval = 16;
+	d->long_object.size = 32;
+	d->long_object.lv_tag = 16;
+	d->long_object.ob_digit = 24;
+	d->bytes_object.size = 40;
+	d->bytes_object.ob_size = 16;
+	d->bytes_object.ob_sval = 33;
+	d->unicode_object.size = 72;
+	d->unicode_object.state = 32;
+	d->unicode_object.length = 16;
+	d->unicode_object.asciiobject_size = 40;
+	d->gc.size = 400;
+	d->gc.collecting = 20;
+	d->gen_object.size = 160;
+	d->gen_object.gi_name = 24;
+	d->gen_object.gi_iframe = 80;
+	d->gen_object.gi_frame_state = 67;
+	d->llist_node.next = 0;
+	d->llist_node.prev = 8;
+	d->debugger_support.eval_breaker = 24;
+	d->debugger_support.remote_debugger_support = 328;
+	d->debugger_support.remote_debugging_enabled = 9104;
+	d->debugger_support.debugger_pending_call = 0;
+	d->debugger_support.debugger_script_path = 4;
+	d->debugger_support.debugger_script_path_size = 512;
+}
+
+static int
+parse(const void *img, size_t len, uint32_t version_hex, const struct py_offsets *hdr,
+    struct py_offsets *o, char **cause)
+{
+	free(*cause);
+	*cause = NULL;
+	return pyruntime_parse_debug_offsets(img, len, version_hex, "3.x", hdr, o, cause);
+}
+
+static void
+test_314(void)
+{
+	struct debug_offsets_314 d, bad;
+	struct py_offsets o;
+	char *cause = NULL;
+	int rc;
+
+	image_314(&d);
+	rc = parse(&d, sizeof d, V3140, NULL, &o, &cause);
+	if (!is_int(rc, FP_OK, "3.14: a valid image parses"))
+		diag("%s", cause ? cause : "(no cause)");
+
+	is_str(o.source, "_Py_DebugOffsets", "3.14: source");
+	is_int(o.version_hex, V3140, "3.14: version_hex");
+	is_int(o.frame_model, PY_FRAMES_INTERP, "3.14: frame model");
+	is_int(o.runtime_size, 300000, "runtime_state.size");
+	is_int(o.runtime_finalizing, 608, "runtime_state.finalizing");
+	is_int(o.runtime_interp_head, 632, "runtime_state.interpreters_head");
+	is_int(o.runtime_tstate_current, PYOFF_NONE, "no gilstate.tstate_current");
+	is_int(o.runtime_gil, PYOFF_NONE, "no runtime GIL");
+	is_int(o.interp_size, 200000, "interpreter_state.size");
+	is_int(o.interp_next, 7264, "interpreter_state.next");
+	is_int(o.interp_tstate_head, 7344, "interpreter_state.threads_head");
+	is_int(o.interp_threads_main, 7352, "interpreter_state.threads_main (3.14)");
+	is_int(o.interp_gil_ptr, 16, "interpreter_state.ceval_gil");
+	is_int(o.interp_modules, 7656, "interpreter_state.imports_modules");
+	is_int(o.interp_runtime, PYOFF_NONE, "no interp->runtime without headers");
+	is_int(o.gil_last_holder, 8, "GIL holder, relative to the GIL");
+	is_int(o.gil_locked, 24, "GIL locked, relative to the GIL");
+	is_int(o.gil_cond, PYOFF_NONE, "no GIL cond without headers");
+	is_int(o.tstate_size, 880, "thread_state.size");
+	is_int(o.tstate_next, 8, "thread_state.next");
+	is_int(o.tstate_interp, 16, "thread_state.interp");
+	is_int(o.tstate_frame, 72, "thread_state.current_frame");
+	is_int(o.tstate_cframe, PYOFF_NONE, "no cframe");
+	is_int(o.tstate_thread_id, 152, "thread_state.thread_id");
+	is_int(o.tstate_native_thread_id, 160, "thread_state.native_thread_id");
+	is_int(o.tstate_datastack_chunk, 232, "thread_state.datastack_chunk");
+	is_int(o.frame_size, 88, "interpreter_frame.size");
+	is_int(o.frame_back, 8, "interpreter_frame.previous");
+	is_int(o.frame_code, 0, "interpreter_frame.executable");
+	is_int(o.frame_lasti, 56, "interpreter_frame.instr_ptr");
+	is_int(o.frame_owner, 74, "interpreter_frame.owner");
+	is_int(o.frame_is_entry, PYOFF_NONE, "no is_entry");
+	is_int(o.frame_code_tags, 3, "f_executable is a _PyStackRef: Py_TAG_BITS 3");
+	is_int(o.frame_owned_by_interpreter, 3, "FRAME_OWNED_BY_INTERPRETER = 3");
+	is_int(o.frame_owned_by_cstack, 4, "FRAME_OWNED_BY_CSTACK = 4");
+	is_int(o.code_size, 216, "code_object.size");
+	is_int(o.code_filename, 112, "code_object.filename");
+	is_int(o.code_name, 120, "code_object.name");
+	is_int(o.code_qualname, 128, "code_object.qualname");
+	is_int(o.code_linetable, 136, "code_object.linetable");
+	is_int(o.code_firstlineno, 68, "code_object.firstlineno");
+	is_int(o.code_code_adaptive, 208, "code_object.co_code_adaptive");
+	is_int(o.object_type, 8, "pyobject.ob_type");
+	is_int(o.type_name, 24, "type_object.tp_name");
+	is_int(o.bytes_size, 16, "bytes_object.ob_size");
+	is_int(o.bytes_sval, 33, "bytes_object.ob_sval");
+	is_int(o.unicode_state, 32, "unicode_object.state");
+	is_int(o.unicode_length, 16, "unicode_object.length");
+	is_int(o.unicode_ascii_size, 40, "unicode_object.asciiobject_size");
+	is_int(o.unicode_compact_size, 56, "compact header = ascii + 16 without headers");
+	ok(o.unicode_kind_shift == 2 && o.unicode_kind_mask == 7 &&
+	    o.unicode_compact_bit == 32 && o.unicode_ascii_bit == 64,
+	    "unicode state bits as since 3.3");
+	ok(o.remote_debug, "3.14: debugger_support is usable");
+	is_int(o.tstate_eval_breaker, 24, "debugger_support.eval_breaker");
+	is_int(o.tstate_remote_debugger_support, 328, "debugger_support.remote_debugger_support");
+	is_int(o.interp_remote_debug_enabled, 9104, "debugger_support.remote_debugging_enabled");
+	is_int(o.debugger_pending_call, 0, "debugger_support.debugger_pending_call");
+	is_int(o.debugger_script_path, 4, "debugger_support.debugger_script_path");
+	is_int(o.debugger_script_path_size, 512, "debugger_support.debugger_script_path_size");
+
+	/* What the headers add when they are there. */
+	{
+		struct py_offsets hdr;
+
+		memset(&hdr, 0, sizeof hdr);
+		hdr.interp_runtime = 7376;
+		hdr.gil_size = 208;
+		hdr.gil_cond = 32;
+		hdr.gil_mutex = 80;
+		hdr.unicode_compact_size = 56;
+		hdr.unicode_kind_shift = 2;
+		hdr.unicode_kind_mask = 7;
+		hdr.unicode_compact_bit = 32;
+		hdr.unicode_ascii_bit = 64;
+		hdr.frame_owned_by_cstack = 3;	/* a 3.13 value must not leak into 3.14 */
+		rc = parse(&d, sizeof d, V3140, &hdr, &o, &cause);
+		ok(rc == FP_OK && o.interp_runtime == 7376 && o.gil_cond == 32 &&
+		    o.gil_mutex == 80 && o.gil_size == 208 && o.frame_owned_by_cstack == 4,
+		    "3.14 with headers: unpublished fields from them, owner values from 3.14");
+	}
+
+	/* Refusals. */
+	bad = d;
+	bad.cookie[0] = 'X';
+	rc = parse(&bad, sizeof bad, V3140, NULL, &o, &cause);
+	ok(rc == FP_EVERSION && cause && strstr(cause, "cookie"), "3.14: a wrong cookie is refused");
+	bad = d;
+	bad.free_threaded = 1;
+	rc = parse(&bad, sizeof bad, V3140, NULL, &o, &cause);
+	ok(rc == FP_EVERSION && cause && strstr(cause, "free-threaded"),
+	    "3.14: a free-threaded build is refused");
+	rc = parse(&d, sizeof d, V3130, NULL, &o, &cause);
+	ok(rc == FP_EVERSION, "3.14 offsets in a binary that says 3.13 are refused");
+	rc = parse(&d, sizeof d - 8, V3140, NULL, &o, &cause);
+	ok(rc == FP_EVERSION, "3.14: a short image is refused");
+	bad = d;
+	bad.version = 0x030e00b3;
+	rc = parse(&bad, sizeof bad, 0x030e00b3, NULL, &o, &cause);
+	ok(rc == FP_EVERSION && cause && strstr(cause, "pre-release"), "3.14 betas are refused");
+	bad.version = 0x030e00c1;
+	rc = parse(&bad, sizeof bad, 0x030e00c1, NULL, &o, &cause);
+	is_int(rc, FP_OK, "3.14 release candidates are read");
+	bad = d;
+	bad.version = 0x030f00f0;
+	rc = parse(&bad, sizeof bad, 0x030f00f0, NULL, &o, &cause);
+	ok(rc == FP_EVERSION && cause && strstr(cause, "not described"), "3.15 is refused");
+
+	bad = d;
+	bad.thread_state.current_frame = 880;
+	rc = parse(&bad, sizeof bad, V3140, NULL, &o, &cause);
+	ok(rc == FP_EVERSION && cause && strstr(cause, "thread_state.current_frame"),
+	    "an offset at its structure's end is refused, and named");
+	bad = d;
+	bad.interpreter_frame.previous = 12;
+	rc = parse(&bad, sizeof bad, V3140, NULL, &o, &cause);
+	ok(rc == FP_EVERSION && cause && strstr(cause, "interpreter_frame.previous"),
+	    "a misaligned pointer offset is refused");
+	bad = d;
+	bad.interpreter_frame.owner = 88;
+	rc = parse(&bad, sizeof bad, V3140, NULL, &o, &cause);
+	ok(rc == FP_EVERSION, "an owner byte outside the frame is refused");
+	bad = d;
+	bad.code_object.size = 0;
+	rc = parse(&bad, sizeof bad, V3140, NULL, &o, &cause);
+	ok(rc == FP_EVERSION && cause && strstr(cause, "code_object.size"),
+	    "a zero structure size is refused");
+	bad = d;
+	bad.runtime_state.interpreters_head = UINT64_MAX - 3;
+	rc = parse(&bad, sizeof bad, V3140, NULL, &o, &cause);
+	ok(rc == FP_EVERSION, "an offset that would wrap is refused");
+	bad = d;
+	bad.thread_state.size = 4096;
+	bad.thread_state.native_thread_id = 2048;
+	rc = parse(&bad, sizeof bad, V3140, NULL, &o, &cause);
+	ok(rc == FP_EVERSION && cause && strstr(cause, "reads"),
+	    "a thread-state field beyond what the reader copies is refused");
+	bad = d;
+	bad.interpreter_state.gil_runtime_state_holder = 39992;
+	rc = parse(&bad, sizeof bad, V3140, NULL, &o, &cause);
+	ok(rc == FP_EVERSION, "a GIL field before the GIL is refused");
+
+	/* The PEP 768 section: unusable leaves stacks readable, remote_debug off. */
+	bad = d;
+	memset(&bad.debugger_support, 0, sizeof bad.debugger_support);
+	rc = parse(&bad, sizeof bad, V3140, NULL, &o, &cause);
+	ok(rc == FP_OK && !o.remote_debug && o.tstate_eval_breaker == PYOFF_NONE,
+	    "a zero debugger_support: stacks still read, no remote debug");
+	bad = d;
+	bad.debugger_support.debugger_script_path_size = 880;
+	rc = parse(&bad, sizeof bad, V3140, NULL, &o, &cause);
+	ok(rc == FP_OK && !o.remote_debug, "a script path running off the thread state: no remote debug");
+	bad = d;
+	bad.debugger_support.eval_breaker = 884;
+	rc = parse(&bad, sizeof bad, V3140, NULL, &o, &cause);
+	ok(rc == FP_OK && !o.remote_debug, "an eval breaker outside the thread state: no remote debug");
+	bad = d;
+	bad.debugger_support.remote_debugging_enabled = 200000;
+	rc = parse(&bad, sizeof bad, V3140, NULL, &o, &cause);
+	ok(rc == FP_OK && !o.remote_debug, "a config flag outside the interpreter: no remote debug");
+	bad = d;
+	bad.interpreter_state.threads_main = 7353;
+	rc = parse(&bad, sizeof bad, V3140, NULL, &o, &cause);
+	ok(rc == FP_OK && !o.remote_debug, "a misaligned threads_main: no remote debug");
+	free(cause);
+}
+
+/* ---- 3.13, from the headers' table ------------------------------------------ */
+
+static void
+image_from_table(struct debug_offsets_313 *d, const struct py_offsets *t)
+{
+	const uint64_t gil = 4096;	/* anywhere inside the interpreter */
+
+	memset(d, 0, sizeof *d);
+	memcpy(d->cookie, "xdebugpy", 8);
+	d->version = t->version_hex;
+	d->runtime_state.size = (uint64_t)t->runtime_size;
+	d->runtime_state.finalizing = (uint64_t)t->runtime_finalizing;
+	d->runtime_state.interpreters_head = (uint64_t)t->runtime_interp_head;
+	d->interpreter_state.size = (uint64_t)t->interp_size;
+	d->interpreter_state.next = (uint64_t)t->interp_next;
+	d->interpreter_state.threads_head = (uint64_t)t->interp_tstate_head;
+	d->interpreter_state.imports_modules = (uint64_t)t->interp_modules;
+	d->interpreter_state.ceval_gil = (uint64_t)t->interp_gil_ptr;
+	d->interpreter_state.gil_runtime_state = gil;
+	d->interpreter_state.gil_runtime_state_locked = gil + (uint64_t)t->gil_locked;
+	d->interpreter_state.gil_runtime_state_holder = gil + (uint64_t)t->gil_last_holder;
+	d->thread_state.size = (uint64_t)t->tstate_size;
+	d->thread_state.next = (uint64_t)t->tstate_next;
+	d->thread_state.interp = (uint64_t)t->tstate_interp;
+	d->thread_state.current_frame = (uint64_t)t->tstate_frame;
+	d->thread_state.thread_id = (uint64_t)t->tstate_thread_id;
+	d->thread_state.native_thread_id = (uint64_t)t->tstate_native_thread_id;
+	d->thread_state.datastack_chunk = (uint64_t)t->tstate_datastack_chunk;
+	d->interpreter_frame.size = (uint64_t)t->frame_size;
+	d->interpreter_frame.previous = (uint64_t)t->frame_back;
+	d->interpreter_frame.executable = (uint64_t)t->frame_code;
+	d->interpreter_frame.instr_ptr = (uint64_t)t->frame_lasti;
+	d->interpreter_frame.owner = (uint64_t)t->frame_owner;
+	d->code_object.size = (uint64_t)t->code_size;
+	d->code_object.filename = (uint64_t)t->code_filename;
+	d->code_object.name = (uint64_t)t->code_name;
+	d->code_object.qualname = (uint64_t)t->code_qualname;
+	d->code_object.linetable = (uint64_t)t->code_linetable;
+	d->code_object.firstlineno = (uint64_t)t->code_firstlineno;
+	d->code_object.co_code_adaptive = (uint64_t)t->code_code_adaptive;
+	d->pyobject.size = 16;
+	d->pyobject.ob_type = (uint64_t)t->object_type;
+	d->type_object.size = 416;
+	d->type_object.tp_name = (uint64_t)t->type_name;
+	d->bytes_object.size = (uint64_t)t->bytes_sval + 1;
+	d->bytes_object.ob_size = (uint64_t)t->bytes_size;
+	d->bytes_object.ob_sval = (uint64_t)t->bytes_sval;
+	d->unicode_object.size = (uint64_t)t->unicode_compact_size + 16;
+	d->unicode_object.state = (uint64_t)t->unicode_state;
+	d->unicode_object.length = (uint64_t)t->unicode_length;
+	d->unicode_object.asciiobject_size = (uint64_t)t->unicode_ascii_size;
+}
+
+/* Every field of struct py_offsets the 3.13 path fills: equal to the table. */
+#define SAME(f) is_int(o.f, t->f, "3.13 from headers: " #f)
+
+static void
+test_313(void)
+{
+	const struct py_offsets *t = NULL;
+	struct debug_offsets_313 d, bad;
+	struct py_offsets o;
+	char *cause = NULL;
+	size_t i;
+	int rc;
+
+	for (i = 0; i < py_offsets_table_len; i++)
+		if ((py_offsets_table[i]->version_hex >> 16) == 0x030d)
+			t = py_offsets_table[i];
+	if (t == NULL) {
+		skip("CPython 3.13 was not configured: no headers to check against",
+		    "3.13 mapping against the headers");
+		return;
+	}
+	diag("3.13 image from the tables of the CPython %s headers", t->version);
+	image_from_table(&d, t);
+	rc = parse(&d, sizeof d, t->version_hex, t, &o, &cause);
+	if (!is_int(rc, FP_OK, "3.13: an image of the headers' offsets parses"))
+		diag("%s", cause ? cause : "(no cause)");
+	is_str(o.source, "_Py_DebugOffsets", "3.13: source");
+	SAME(version_hex); SAME(frame_model);
+	SAME(runtime_size); SAME(runtime_finalizing); SAME(runtime_interp_head);
+	SAME(runtime_tstate_current); SAME(runtime_gil);
+	SAME(interp_size); SAME(interp_next); SAME(interp_tstate_head); SAME(interp_runtime);
+	SAME(interp_gil_ptr); SAME(interp_modules);
+	SAME(gil_size); SAME(gil_last_holder); SAME(gil_locked); SAME(gil_cond); SAME(gil_mutex);
+	SAME(tstate_size); SAME(tstate_next); SAME(tstate_interp); SAME(tstate_frame);
+	SAME(tstate_cframe); SAME(cframe_current_frame); SAME(tstate_thread_id);
+	SAME(tstate_native_thread_id); SAME(tstate_datastack_chunk);
+	SAME(frame_size); SAME(frame_back); SAME(frame_code); SAME(frame_lasti);
+	SAME(frame_is_entry); SAME(frame_owner); SAME(frame_owned_by_cstack);
+	SAME(code_size); SAME(code_filename); SAME(code_name); SAME(code_qualname);
+	SAME(code_firstlineno); SAME(code_linetable); SAME(code_code_adaptive);
+	SAME(object_type); SAME(type_name); SAME(bytes_size); SAME(bytes_sval);
+	SAME(unicode_length); SAME(unicode_state); SAME(unicode_ascii_size);
+	SAME(unicode_compact_size); SAME(unicode_kind_shift); SAME(unicode_kind_mask);
+	SAME(unicode_compact_bit); SAME(unicode_ascii_bit);
+	is_int(o.frame_code_tags, 0, "3.13: f_executable is a plain pointer");
+	is_int(o.frame_owned_by_interpreter, PYOFF_NONE, "3.13: no FRAME_OWNED_BY_INTERPRETER");
+	ok(!o.remote_debug && o.tstate_eval_breaker == PYOFF_NONE, "3.13: no PEP 768");
+
+	rc = parse(&d, sizeof d, t->version_hex, NULL, &o, &cause);
+	ok(rc == FP_OK && o.frame_owned_by_cstack == 3 && o.interp_runtime == PYOFF_NONE,
+	    "3.13 without headers: FRAME_OWNED_BY_CSTACK 3, nothing unpublished");
+
+	bad = d;
+	memcpy(bad.cookie, "xdebugpz", 8);
+	rc = parse(&bad, sizeof bad, t->version_hex, t, &o, &cause);
+	ok(rc == FP_EVERSION && cause && strstr(cause, "cookie"), "3.13: a wrong cookie is refused");
+	bad = d;
+	bad.free_threaded = 1;
+	rc = parse(&bad, sizeof bad, t->version_hex, t, &o, &cause);
+	ok(rc == FP_EVERSION && cause && strstr(cause, "free-threaded"),
+	    "3.13: a free-threaded build is refused");
+	bad = d;
+	bad.interpreter_state.threads_head = bad.interpreter_state.size;
+	rc = parse(&bad, sizeof bad, t->version_hex, t, &o, &cause);
+	ok(rc == FP_EVERSION && cause && strstr(cause, "interpreter_state.threads_head"),
+	    "3.13: an out-of-range offset is refused, and named");
+	bad = d;
+	bad.code_object.filename = bad.code_object.size + 8;
+	rc = parse(&bad, sizeof bad, t->version_hex, t, &o, &cause);
+	ok(rc == FP_EVERSION, "3.13: a code field outside the code object is refused");
+	rc = parse(&d, sizeof d - 1, t->version_hex, t, &o, &cause);
+	ok(rc == FP_EVERSION, "3.13: a short image is refused");
+	rc = parse(&d, sizeof d, V3140, t, &o, &cause);
+	ok(rc == FP_EVERSION, "3.13 offsets in a binary that says 3.14 are refused");
+	free(cause);
+}
+
+int
+main(void)
+{
+	test_314();
+	test_313();
+	return done_testing();
+}
