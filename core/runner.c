@@ -459,6 +459,7 @@ run_streaming(struct runner *r, const char *cmd, json_t *args, long timeout_s,
 	struct proto_msg msg;
 	struct session *s;
 	uint64_t id, started = now_ns(), cancelled_at = 0;
+	bool given_up = false;
 	int rc;
 
 	memset(endp, 0, sizeof *endp);
@@ -502,9 +503,11 @@ run_streaming(struct runner *r, const char *cmd, json_t *args, long timeout_s,
 			    "KeyboardInterrupt (it may be blocked in a C call or catch the interrupt); it "
 			    "goes on in an agent worker thread, other requests are not affected", cmd,
 			    CANCEL_GRACE_MS / 1000);
+			given_up = true;
 			break;
 		} else if (cancelled_at != 0 && got_sigint) {
 			rc = fail(cause, FP_ERR, "%s: interrupted twice: not waiting for the code to stop", cmd);
+			given_up = true;
 			break;
 		}
 	}
@@ -512,6 +515,9 @@ run_streaming(struct runner *r, const char *cmd, json_t *args, long timeout_s,
 	if (rc != FP_OK && rc != FP_EUSAGE) {
 		/* Closing the connection also cancels what it started. */
 		agent_failed(r, rc);
+		/* The agent itself is fine when we only gave up waiting: connect again. */
+		if (given_up && agent(r, ATTACH_EXISTING, &s, NULL) != FP_OK)
+			r->agent_lost = true;
 	}
 	return rc;
 }

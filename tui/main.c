@@ -2,7 +2,10 @@
  * flight_profiler — attach to a live CPython process.
  *
  *   flight_profiler PID --cmd "stack --native"   one command, plain text
- *   flight_profiler PID                          interactive prompt
+ *   flight_profiler PID                          the TUI on a terminal;
+ *                                                a line-mode prompt when
+ *                                                stdout is not a terminal
+ *                                                or TERM=dumb
  *
  * main() is the only place that exits; everything below returns a status.
  */
@@ -10,15 +13,18 @@
 
 #include <errno.h>
 #include <getopt.h>
-#include <signal.h>
+#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "core/pystack.h"
 #include "core/runner.h"
-#include "core/tstop.h"
 #include "core/util.h"
+#include "tui/linemode.h"
+#include "tui/termguard.h"
+#include "tui/tui.h"
 
 static const char usage_text[] =
 "usage: flight_profiler [options] PID\n"
@@ -26,13 +32,25 @@ static const char usage_text[] =
 "       flight_profiler --cmd 'stack PID'\n"
 "\n"
 "Attach to a running CPython 3.8+ process to look inside it without\n"
-"restarting it.  With --cmd, run one command, print plain text and exit\n"
-"with its status; otherwise read commands at a prompt (`help` lists them).\n"
+"restarting it.  On a terminal, open the full-screen view (threads, stacks,\n"
+"source; `?` lists the keys, `:` takes commands).  With --cmd, run one\n"
+"command, print plain text and exit with its status.  When standard output\n"
+"is not a terminal or TERM=dumb, read commands at a prompt, one per line\n"
+"(`help` lists them; Ctrl-C cancels a command, Ctrl-D leaves).\n"
 "\n"
 "options:\n"
 "  -c, --cmd COMMAND   run COMMAND (e.g. \"stack --native\") and exit\n"
+"  -d, --delay SECS    refresh the screen every SECS seconds (default 1)\n"
+"      --theme NAME    colour theme: default, light, monochrome,\n"
+"                      high-contrast, a user theme or a file path\n"
 "  -h, --help          show this help\n"
 "  -V, --version       show the version\n"
+"\n"
+"environment:\n"
+"  NO_COLOR            no colours (attributes only)\n"
+"  XDG_CONFIG_HOME     user themes in $XDG_CONFIG_HOME/flight_profiler/themes\n"
+"  XDG_STATE_HOME      command history in $XDG_STATE_HOME/flight_profiler\n"
+"  FLIGHT_PROFILER_THEME_PATH  more theme directories, colon-separated\n"
 "\n"
 "exit status:\n"
 "  0  success\n"
@@ -45,76 +63,32 @@ static const char usage_text[] =
 "  6  unsupported or unknown Python version\n"
 "  7  the process exited while being read\n";
 
-static void
-release_and_reraise(int sig)
+/* The full-screen TUI needs a real terminal on both ends. */
+static bool
+want_tui(void)
 {
-	/* Never leave a thread of the target stopped or traced. */
-	tstop_release_all();
-	signal(sig, SIG_DFL);
-	raise(sig);
-}
+	const char *term = getenv("TERM");
 
-static void
-install_signal_handlers(void)
-{
-	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGSEGV, SIGBUS,
-	    SIGABRT, SIGFPE, SIGILL };
-	struct sigaction sa;
-	size_t i;
-
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = release_and_reraise;
-	sigemptyset(&sa.sa_mask);
-	sa.sa_flags = SA_RESETHAND;
-	for (i = 0; i < FP_NELEM(sigs); i++)
-		sigaction(sigs[i], &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
-	atexit(tstop_release_all);
+	return isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) && term != NULL &&
+	    *term != '\0' && strcmp(term, "dumb") != 0;
 }
 
 static int
-run_line(struct runner *r, const char *line, FILE *out)
+run_tui(pid_t pid, double delay, const char *theme)
 {
-	struct sbuf text = { 0 };
+	struct tui_options opts = { .delay = delay, .theme = theme };
+	struct py_reader *reader = NULL;
+	const char *nc = getenv("NO_COLOR");
 	char *cause = NULL;
 	int rc;
 
-	rc = runner_exec(r, line, &text, &cause);
-	if (text.len > 0)
-		fwrite(text.s, 1, text.len, out);
-	fflush(out);
-	if (rc != FP_OK)
-		fprintf(stderr, "flight_profiler: %s\n", cause ? cause : "failed");
-	free(cause);
-	sbuf_free(&text);
-	return rc;
-}
-
-/* A plain prompt until the TUI lands: one command per line, Ctrl-D leaves. */
-static int
-prompt_loop(struct runner *r, pid_t pid)
-{
-	char *line = NULL;
-	size_t alloc = 0;
-	ssize_t n;
-	int tty = isatty(STDIN_FILENO), rc = FP_OK;
-
-	for (;;) {
-		if (tty) {
-			printf("flight_profiler %d> ", (int)pid);
-			fflush(stdout);
-		}
-		n = getline(&line, &alloc, stdin);
-		if (n < 0)
-			break;
-		if (strncmp(line, "quit", 4) == 0 || strncmp(line, "exit", 4) == 0)
-			break;
-		rc = run_line(r, line, stdout);
+	opts.no_color = nc != NULL && *nc != '\0';
+	if ((rc = py_reader_open(pid, &reader, &cause)) != FP_OK) {
+		fprintf(stderr, "flight_profiler: %s\n", cause ? cause : "cannot read the process");
+		free(cause);
+		return rc;
 	}
-	free(line);
-	if (tty)
-		printf("\n");
-	return rc;
+	return tui_run(pid, reader, &opts);
 }
 
 int
@@ -122,21 +96,36 @@ main(int argc, char **argv)
 {
 	static const struct option longopts[] = {
 		{ "cmd", required_argument, NULL, 'c' },
+		{ "delay", required_argument, NULL, 'd' },
+		{ "theme", required_argument, NULL, 'T' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *cmd = NULL;
+	const char *cmd = NULL, *theme = NULL;
+	double delay = 1.0;
 	struct runner *r;
 	pid_t pid = 0;
 	char *end;
 	long v;
 	int c, rc;
 
-	while ((c = getopt_long(argc, argv, "+c:hV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+c:d:hV", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			cmd = optarg;
+			break;
+		case 'd':
+			errno = 0;
+			delay = strtod(optarg, &end);
+			if (errno != 0 || end == optarg || *end != '\0' || !(delay >= 0.1 && delay <= 3600)) {
+				fprintf(stderr, "flight_profiler: -d wants seconds from 0.1 to 3600, not '%s'\n",
+				    optarg);
+				return FP_EUSAGE;
+			}
+			break;
+		case 'T':
+			theme = optarg;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
@@ -159,11 +148,33 @@ main(int argc, char **argv)
 		pid = (pid_t)v;
 		optind++;
 	}
-	/* Allow the PID before or after --cmd. */
-	if (optind < argc && cmd == NULL) {
-		while ((c = getopt_long(argc, argv, "+c:hV", longopts, NULL)) != -1)
-			if (c == 'c')
+	/* Allow the PID before or after the options. */
+	if (optind < argc) {
+		while ((c = getopt_long(argc, argv, "+c:d:hV", longopts, NULL)) != -1) {
+			if (c == 'c' && cmd == NULL) {
 				cmd = optarg;
+			} else if (c == 'd') {
+				errno = 0;
+				delay = strtod(optarg, &end);
+				if (errno != 0 || end == optarg || *end != '\0' ||
+				    !(delay >= 0.1 && delay <= 3600)) {
+					fprintf(stderr, "flight_profiler: -d wants seconds from 0.1 to 3600, "
+					    "not '%s'\n", optarg);
+					return FP_EUSAGE;
+				}
+			} else if (c == 'T') {
+				theme = optarg;
+			} else if (c == 'h') {
+				fputs(usage_text, stdout);
+				return FP_OK;
+			} else if (c == 'V') {
+				printf("flight_profiler %s\n", PACKAGE_VERSION);
+				return FP_OK;
+			} else if (c != 'c') {
+				fputs(usage_text, stderr);
+				return FP_EUSAGE;
+			}
+		}
 	}
 	if (optind < argc) {
 		fprintf(stderr, "flight_profiler: unexpected argument '%s'\n", argv[optind]);
@@ -174,12 +185,19 @@ main(int argc, char **argv)
 		return FP_EUSAGE;
 	}
 
-	install_signal_handlers();
+	guard_install();
+	if (cmd != NULL) {
+		r = runner_new(pid);
+		rc = linemode_exec(r, cmd);
+		runner_free(r);
+		return rc;
+	}
+	/* Wide characters for the screen and the line editor; numbers stay C. */
+	setlocale(LC_CTYPE, "");
+	if (want_tui())
+		return run_tui(pid, delay, theme);
 	r = runner_new(pid);
-	if (cmd != NULL)
-		rc = run_line(r, cmd, stdout);
-	else
-		rc = prompt_loop(r, pid);
+	rc = linemode_run(r, pid);
 	runner_free(r);
 	return rc;
 }

@@ -1,0 +1,169 @@
+/*
+ * tuidraw — what the TUI costs with a big target: 1,000 threads x 50
+ * frames on a real curses screen (terminal output to /dev/null).
+ *
+ *   full redraw   every pane rebuilt and the whole screen repainted
+ *                 (clearok), with the cursor moved so both panes change
+ *   refresh       a new snapshot taken in (CPU%, sort, selection) + redraw
+ *   memory        RSS with the snapshot on screen (and the one before it,
+ *                 as during a refresh)
+ *
+ * The baseline, measured in the same run, is the same work for the
+ * threads.py target (5 threads x 6 frames).  Not a pass/fail test: it
+ * prints numbers next to the budgets (redraw <= 5 ms, RSS <= 30 MB).
+ *
+ *   tests/bench/tuidraw [COLSxROWS ...]     default: 80x24 200x50
+ */
+#include "config.h"
+
+#include <curses.h>
+#include <locale.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/util.h"
+#include "tui/draw.h"
+#include "tui/tui.h"
+
+#define RUNS 200
+
+static long
+rss_kb(void)
+{
+	char *s = read_file_str("/proc/self/status", NULL), *p;
+	long kb = -1;
+
+	if (s != NULL && (p = strstr(s, "VmRSS:")) != NULL)
+		kb = strtol(p + 6, NULL, 10);
+	free(s);
+	return kb;
+}
+
+static int
+cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* Median of RUNS full redraws, in microseconds. */
+static double
+redraw_us(struct tui *t)
+{
+	uint64_t v[RUNS];
+	size_t i;
+
+	for (i = 0; i < RUNS; i++) {
+		uint64_t t0 = now_ns();
+
+		/* move the selection: the stack pane shows another thread */
+		t->panes[PANE_THREADS].cursor = i % 2 ? 0 : 1;
+		t->panes[PANE_THREADS].ops->moved(&t->panes[PANE_THREADS]);
+		clearok(curscr, TRUE);
+		tui_draw(t);
+		v[i] = now_ns() - t0;
+	}
+	qsort(v, RUNS, sizeof *v, cmp_u64);
+	return (double)v[RUNS / 2] / 1e3;
+}
+
+/* Freeing a snapshot (core's model: every frame's strings are malloc'd). */
+static double
+free_us(size_t nthreads, size_t depth)
+{
+	uint64_t v[9];
+	size_t i;
+
+	for (i = 0; i < FP_NELEM(v); i++) {
+		struct py_snapshot *s = tui_fake_snapshot(nthreads, depth);
+		uint64_t t0 = now_ns();
+
+		py_snapshot_free(s);
+		v[i] = now_ns() - t0;
+	}
+	qsort(v, FP_NELEM(v), sizeof *v, cmp_u64);
+	return (double)v[FP_NELEM(v) / 2] / 1e3;
+}
+
+static double
+refresh_us(struct tui *t, size_t nthreads, size_t depth)
+{
+	uint64_t v[RUNS / 10];
+	size_t i;
+
+	for (i = 0; i < FP_NELEM(v); i++) {
+		struct py_snapshot *s = tui_fake_snapshot(nthreads, depth);
+		uint64_t t0 = now_ns();
+
+		tui_set_snapshot(t, s);
+		tui_draw(t);
+		v[i] = now_ns() - t0;
+	}
+	qsort(v, FP_NELEM(v), sizeof *v, cmp_u64);
+	return (double)v[FP_NELEM(v) / 2] / 1e3;
+}
+
+int
+main(int argc, char **argv)
+{
+	static const char *const defaults[] = { "80x24", "200x50" };
+	const char *const *sizes = defaults;
+	FILE *out = fopen("/dev/null", "w"), *in = fopen("/dev/null", "r");
+	size_t nsizes = FP_NELEM(defaults), k;
+	SCREEN *scr;
+	long rss0;
+
+	if (argc > 1) {
+		sizes = (const char *const *)argv + 1;
+		nsizes = (size_t)argc - 1;
+	}
+	setlocale(LC_CTYPE, "C.UTF-8");
+	draw_init(true);
+	if (getenv("TERM") == NULL)
+		setenv("TERM", "xterm-256color", 1);
+	if ((scr = newterm("xterm-256color", out, in)) == NULL) {
+		fprintf(stderr, "tuidraw: no xterm-256color terminfo\n");
+		return 1;
+	}
+	set_term(scr);
+	start_color();
+	rss0 = rss_kb();
+	printf("TUI draw cost, %d runs each, median; baseline: 5 threads x 6 frames\n", RUNS);
+	for (k = 0; k < nsizes; k++) {
+		struct tui *small, *big;
+		double bs, bb, rs, rb;
+		long before, after;
+		int cols, rows;
+
+		if (sscanf(sizes[k], "%dx%d", &cols, &rows) != 2)
+			continue;
+		resizeterm(rows, cols);
+		small = tui_new_headless(tui_fake_snapshot(5, 6));
+		bs = redraw_us(small);
+		rs = refresh_us(small, 5, 6);
+		tui_free(small);
+
+		before = rss_kb();
+		big = tui_new_headless(tui_fake_snapshot(1000, 50));
+		bb = redraw_us(big);
+		rb = refresh_us(big, 1000, 50);
+		after = rss_kb();
+		printf("%4dx%-3d full redraw:  1000x50 %7.3f ms   baseline %6.3f ms   = %5.1fx   (budget 5 ms)\n",
+		    cols, rows, bb / 1e3, bs / 1e3, bb / bs);
+		printf("%4dx%-3d refresh+draw: 1000x50 %7.3f ms   baseline %6.3f ms   = %5.1fx\n",
+		    cols, rows, rb / 1e3, rs / 1e3, rb / rs);
+		printf("%4dx%-3d   of which py_snapshot_free() of the old 1000x50 snapshot: %.3f ms\n",
+		    cols, rows, free_us(1000, 50) / 1e3);
+		printf("%4dx%-3d RSS: %.1f MB with 1000x50 on screen (%.1f MB before it; budget 30 MB)\n",
+		    cols, rows, (double)after / 1024, (double)before / 1024);
+		tui_free(big);
+	}
+	printf("RSS at start (curses, libraries): %.1f MB\n", (double)rss0 / 1024);
+	endwin();
+	delscreen(scr);
+	fclose(out);
+	fclose(in);
+	return 0;
+}

@@ -1,0 +1,828 @@
+#!/usr/bin/python3
+"""Headless tests of the real flight_profiler binary against real targets.
+
+    tuitest.py screens    the TUI in tmux: golden screens, keys, resize,
+                          themes, signals, target exit, terminal restored;
+                          with the agent: locals, Python thread names,
+                          completion of names, the console
+    tuitest.py linemode   line mode and --cmd print the same text
+
+Prints TAP for automake's tap-driver.sh (plan at the end).  Standard library
+only; run with Debian's /usr/bin/python3.  make check sets FP_BINARY,
+FP_PYTHONS, FP_SRCDIR and FP_BUILDDIR; run by hand from the build directory
+it finds them.  FP_UPDATE_GOLDEN=1 rewrites the golden screens instead of
+comparing (review the diff before committing them).
+
+The screens run with TERM=screen-256color, LANG=C.UTF-8, a fixed size, in a
+tmux server of their own (-L, -f /dev/null).  Every wait polls the screen
+with a deadline; nothing sleeps a fixed time.  Before a screen is compared,
+what changes from run to run is masked: pids and tids, CPU%, the target's
+command line and temporary paths, addresses.
+"""
+
+import difflib
+import os
+import re
+import select
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SRC = os.environ.get("FP_SRCDIR") or os.path.dirname(os.path.dirname(HERE))
+BUILD = os.environ.get("FP_BUILDDIR") or os.getcwd()
+BIN = os.environ.get("FP_BINARY") or os.path.join(BUILD, "flight_profiler")
+PYTHONS = os.environ.get("FP_PYTHONS") or os.path.join(BUILD, "pythons.list")
+GOLDEN = os.path.join(HERE, "golden")
+UPDATE = os.environ.get("FP_UPDATE_GOLDEN") == "1"
+TARGETS = os.path.join(SRC, "tests", "targets")
+TERM = "screen-256color"
+DEADLINE = 15.0
+
+
+# ---- TAP --------------------------------------------------------------------
+
+class Tap:
+    def __init__(self):
+        self.n = 0
+
+    def ok(self, cond, name, why=None):
+        self.n += 1
+        print("%s %d - %s" % ("ok" if cond else "not ok", self.n, name.replace("#", "\\#")))
+        if not cond and why:
+            for line in str(why).rstrip("\n").split("\n"):
+                print("# " + line)
+        sys.stdout.flush()
+        return cond
+
+    def skip(self, name, why):
+        self.n += 1
+        print("ok %d - %s # SKIP %s" % (self.n, name, why))
+        sys.stdout.flush()
+
+    def diag(self, text):
+        for line in str(text).rstrip("\n").split("\n"):
+            print("# " + line)
+        sys.stdout.flush()
+
+    def done(self):
+        print("1..%d" % self.n)
+        sys.stdout.flush()
+
+
+TAP = Tap()
+
+
+def pythons():
+    """(version, exe) of every configured interpreter."""
+    out = []
+    try:
+        with open(PYTHONS) as f:
+            for line in f:
+                parts = line.split()
+                if len(parts) >= 5:
+                    out.append((parts[1], parts[4]))
+    except OSError:
+        pass
+    return out
+
+
+# ---- a target ---------------------------------------------------------------
+
+class Target:
+    """tests/targets/threads.py copied into `workdir` (a path of fixed
+    length, so masking it keeps columns) and started; ready when it says so."""
+
+    def __init__(self, exe, workdir):
+        for name in ("threads.py", "_fptarget.py"):
+            shutil.copy(os.path.join(TARGETS, name), workdir)
+        r, w = os.pipe()
+        env = dict(os.environ, FP_READY_FD=str(w), PYTHONDONTWRITEBYTECODE="1")
+        self.proc = subprocess.Popen([exe, os.path.join(workdir, "threads.py")], cwd=workdir,
+                                     env=env, pass_fds=(w,), stdin=subprocess.DEVNULL,
+                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        os.close(w)
+        ready = b""
+        end = time.monotonic() + 30
+        while b"\n" not in ready and time.monotonic() < end:
+            rl, _, _ = select.select([r], [], [], 0.5)
+            if rl:
+                chunk = os.read(r, 64)
+                if not chunk:
+                    break
+                ready += chunk
+        os.close(r)
+        if not ready.startswith(b"ready"):
+            self.stop()
+            raise RuntimeError("target %s did not become ready: %s" % (
+                exe, self.proc.stderr.read().decode(errors="replace")))
+        self.pid = self.proc.pid
+
+    def tids(self):
+        try:
+            return sorted(int(t) for t in os.listdir("/proc/%d/task" % self.pid))
+        except OSError:
+            return []
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait()
+        self.proc.stderr.close()
+
+
+# ---- masking ----------------------------------------------------------------
+
+STATES = r"(?:idle|running|has GIL|wait GIL|blocked|stopped|exiting|no OS thr)"
+
+
+def mask(screen, ids, workdir):
+    out = []
+    for line in screen.split("\n"):
+        line = line.replace(workdir, "/tmp/fptui.XXXXXXXX")
+        for i in sorted(ids, key=lambda v: -len(str(v))):
+            line = re.sub(r" *\b%d\b *" % i, " <ID> ", line)
+        line = re.sub(r"(pid <ID> \S ).*?( \S CPython)", r"\1<CMD>\2", line)
+        line = re.sub(r"(%s) +(?:-|\d+\.\d)(?= )" % STATES, r"\1 <CPU>", line)
+        line = re.sub(r"0x[0-9a-f]{4,}", "0xADDR", line)
+        line = re.sub(r"(flight_profiler agent )\d+\.\d+\.\d+\S*?(?=\))", r"\1<VER>", line)
+        if "<ID>" in line:
+            # the length of an id moves the borders and padding after it
+            line = re.sub("\u2500{3,}", "\u2500" * 3, line)
+            line = re.sub(" +\u2502$", " \u2502", line.rstrip())
+            if not out:
+                line = re.sub(" {2,}", "  ", line)
+        out.append(line.rstrip())
+    while out and out[-1] == "":
+        out.pop()
+    return "\n".join(out) + "\n"
+
+
+def compare(name, screen):
+    path = os.path.join(GOLDEN, name + ".txt")
+    if UPDATE:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(screen)
+        return TAP.ok(True, "screen %s (golden written)" % name)
+    try:
+        with open(path, encoding="utf-8") as f:
+            want = f.read()
+    except OSError:
+        return TAP.ok(False, "screen %s" % name,
+                      "no golden %s: run FP_UPDATE_GOLDEN=1 make check\n%s" % (path, screen))
+    diff = "".join(difflib.unified_diff(want.splitlines(True), screen.splitlines(True),
+                                        "golden/" + name, "screen"))
+    return TAP.ok(not diff, "screen %s" % name, diff)
+
+
+# ---- tmux -------------------------------------------------------------------
+
+class Tmux:
+    def __init__(self, cols, rows):
+        self.sock = "fptui-%d-%d" % (os.getpid(), int(time.monotonic() * 1000) % 100000)
+        self.env = dict(os.environ, LANG="C.UTF-8", LC_ALL="C.UTF-8")
+        self.env.pop("TMUX", None)
+        self.run("new-session", "-d", "-x", str(cols), "-y", str(rows), "env PS1='$ ' sh")
+        self.run("set-option", "-g", "status", "off")
+        self.run("set-option", "-g", "set-clipboard", "off")
+
+    def run(self, *args):
+        return subprocess.run(["tmux", "-u", "-L", self.sock, "-f", "/dev/null"] + list(args),
+                              env=self.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              universal_newlines=True, timeout=30)
+
+    def keys(self, *keys):
+        self.run("send-keys", *keys)
+
+    def type(self, text):
+        self.run("send-keys", "-l", "--", text)
+
+    def capture(self, escapes=False):
+        return self.run("capture-pane", "-p", *(["-e"] if escapes else [])).stdout
+
+    def alternate(self):
+        return self.run("display-message", "-p", "#{alternate_on}").stdout.strip()
+
+    def size(self):
+        return self.run("display-message", "-p", "#{pane_width}x#{pane_height}").stdout.strip()
+
+    def resize(self, cols, rows):
+        self.run("resize-window", "-x", str(cols), "-y", str(rows))
+
+    def kill(self):
+        try:
+            self.run("kill-server")
+        except (OSError, subprocess.SubprocessError):
+            pass
+
+
+class Session:
+    """flight_profiler running in a tmux pane's shell, with the terminal
+    modes recorded before and after, and its exit status."""
+
+    def __init__(self, tmux, target, workdir, extra="", ids=None):
+        self.tmux, self.target, self.workdir = tmux, target, workdir
+        self.ids = ids if ids is not None else [target.pid] + target.tids()
+        for name in ("pid", "rc", "before", "after", "sh"):
+            try:
+                os.unlink(self.file(name))
+            except OSError:
+                pass
+        # A non-interactive sh runs it, so that the binary dying of SIGINT
+        # does not abort the rest of the line as an interactive shell would.
+        script = ("export TERM=%s LANG=C.UTF-8 XDG_STATE_HOME=%s/state XDG_CONFIG_HOME=%s/config "
+                  "FLIGHT_PROFILER_THEME_PATH=%s/themes; unset NO_COLOR LC_ALL; "
+                  "stty -a >%s; sh -c 'echo $$ >%s; exec %s -d 0.5 %s %d'; echo $? >%s.tmp; "
+                  "stty -a >%s; mv %s.tmp %s; echo DONE"
+                  % (TERM, workdir, workdir, SRC, self.file("before"), self.file("pid"), BIN, extra,
+                     target.pid, self.file("rc"), self.file("after"), self.file("rc"),
+                     self.file("rc")))
+        with open(self.file("sh"), "w") as f:
+            f.write(script + "\n")
+        cmd = "clear; sh %s" % self.file("sh")
+        tmux.type(cmd)
+        tmux.keys("Enter")
+
+    def file(self, name):
+        return os.path.join(self.workdir, "session." + name)
+
+    def masked(self, screen=None):
+        return mask(self.tmux.capture() if screen is None else screen, self.ids, self.workdir)
+
+    def wait(self, pred, what):
+        """The masked screen once pred(screen) holds and it is steady."""
+        end = time.monotonic() + DEADLINE
+        last = None
+        while time.monotonic() < end:
+            screen = self.masked()
+            if pred(screen) and screen == last:
+                return screen
+            last = screen
+            time.sleep(0.05)
+        TAP.diag("timed out waiting for %s; the screen:\n%s" % (what, last))
+        return None
+
+    def pid(self):
+        end = time.monotonic() + DEADLINE
+        while time.monotonic() < end:
+            try:
+                with open(self.file("pid")) as f:
+                    return int(f.read())
+            except (OSError, ValueError):
+                time.sleep(0.05)
+        return None
+
+    def finished(self):
+        """(exit status, terminal modes unchanged) once the binary has exited."""
+        end = time.monotonic() + DEADLINE
+        while time.monotonic() < end:
+            if os.path.exists(self.file("rc")):
+                with open(self.file("rc")) as f:
+                    rc = int(f.read().strip() or "-1")
+                with open(self.file("before")) as f:
+                    before = f.read()
+                with open(self.file("after")) as f:
+                    after = f.read()
+                return rc, before == after, "\n".join(difflib.unified_diff(
+                    before.splitlines(), after.splitlines(), "before", "after", lineterm=""))
+            time.sleep(0.05)
+        return None, False, "the binary did not exit"
+
+
+def check_restored(s, name, want_rc):
+    rc, same, diff = s.finished()
+    TAP.ok(rc == want_rc, "%s: exit status %s" % (name, want_rc), "got %s" % rc)
+    TAP.ok(same, "%s: terminal modes restored (stty -a)" % name, diff)
+    TAP.ok(s.tmux.alternate() == "0", "%s: alternate screen left" % name)
+    screen = s.tmux.capture()
+    TAP.ok("Threads" not in screen and "DONE" in screen,
+           "%s: the shell's screen is back" % name, screen)
+
+
+# ---- the screens --------------------------------------------------------------
+
+def has(*words):
+    return lambda s: all(w in s for w in words)
+
+
+def golden_run(exe, workdir, cols, rows, other):
+    tag = "%dx%d" % (cols, rows)
+    tmux = Tmux(cols, rows)
+    target = None
+    try:
+        target = Target(exe, workdir)
+        s = Session(tmux, target, workdir)
+        steps = [
+            ("01-open", [], has("Threads 5", "worker-c", "Stack")),
+            ("02-move", ["j", "j"], has("Stack \u00b7 worker-b")),
+            ("03-stack", ["Enter"], has("Enter Source")),
+            ("04-source", ["Enter"], has("locals: press L to attach the agent")),
+            ("05-back", ["Escape", "Escape"], has("Enter Stack")),
+        ]
+        for name, keys, pred in steps:
+            if keys:
+                s.tmux.keys(*keys)
+            compare("%s/%s" % (tag, name), s.wait(pred, name) or "(timed out)\n")
+        s.tmux.keys("/")
+        s.tmux.type("receiver")
+        s.tmux.keys("Enter")
+        compare(tag + "/06-search", s.wait(has("Stack \u00b7 worker-c", "/receiver"), "search") or "")
+        s.tmux.keys("n")
+        TAP.ok(s.wait(has("Stack \u00b7 worker-c"), "n") is not None,
+               "%s: n finds the only match again" % tag)
+        s.tmux.keys("?")
+        compare(tag + "/07-help", s.wait(has("Help (q or Esc to close)", "Everywhere"), "help") or "")
+        s.tmux.keys("Escape")
+        s.wait(has("Enter Stack"), "help closed")
+        tmux.resize(*other)
+        compare(tag + "/08-resize", s.wait(
+            lambda sc: has("Threads 5", "worker-c")(sc) and len(sc.split("\n")) >= other[1] - 2,
+            "resize") or "")
+        tmux.resize(30, 8)
+        compare(tag + "/09-too-small", s.wait(has("terminal too small"), "too small") or "")
+        tmux.resize(cols, rows)
+        s.wait(has("Threads 5", "worker-c"), "size back")
+        s.tmux.keys(":")
+        s.tmux.type("theme monochrome")
+        s.tmux.keys("Enter")
+        compare(tag + "/10-theme", s.wait(has("theme monochrome"), "theme") or "")
+        colours = tmux.capture(escapes=True)
+        TAP.ok(re.search(r"\x1b\[[0-9;]*(?:38|48);5;", colours) is None and "\x1b[" in colours,
+               "%s: monochrome has attributes and no colours" % tag, colours[:400])
+        s.tmux.keys(":")
+        s.tmux.type("theme default")
+        s.tmux.keys("Enter")
+        colours = ""
+        if s.wait(has("theme default"), "default theme"):
+            colours = tmux.capture(escapes=True)
+        TAP.ok(re.search(r"\x1b\[[0-9;]*38;5;", colours) is not None,
+               "%s: the default theme has 256 colours again" % tag, colours[:400])
+        s.tmux.keys("q")
+        check_restored(s, "%s quit" % tag, 0)
+        check_target(target, "%s without the agent" % tag, False)
+    except RuntimeError as e:
+        TAP.ok(False, "%s: golden run" % tag, str(e))
+    finally:
+        tmux.kill()
+        if target:
+            target.stop()
+
+
+def more_keys(exe, workdir):
+    """Sorting, filter, pause, maximise, native toggle, copy, save, a bad
+    command, a bad theme line, the output pane: they work and never break
+    the screen."""
+    tmux = Tmux(100, 30)
+    target = None
+    try:
+        target = Target(exe, workdir)
+        bad = os.path.join(workdir, "config", "flight_profiler", "themes")
+        os.makedirs(bad, exist_ok=True)
+        with open(os.path.join(bad, "broken.theme"), "w") as f:
+            f.write("color title red blue\ncolor no.such red blue\ncolor bar white black\n")
+        s = Session(tmux, target, workdir)
+        s.wait(has("Threads 5", "worker-c"), "open")
+        s.tmux.keys(">")
+        TAP.ok(s.wait(has("sorted by NAME", "NAME\u25bc"), "sort") is not None, "> sorts by the next column")
+        s.tmux.keys("I")
+        sc = s.wait(has("reversed", "NAME\u25b2"), "invert")
+        TAP.ok(sc is not None and sc.index("worker-c") < sc.index("worker-a"), "I inverts the order", sc)
+        s.tmux.keys("\\")
+        s.tmux.type("worker-[ab]")
+        s.tmux.keys("Enter")
+        sc = s.wait(has("Threads 2/5"), "filter")
+        TAP.ok(sc is not None and "worker-c" not in sc, "\\ filters threads by a regex", sc)
+        s.tmux.keys("\\")
+        s.tmux.type("(")
+        s.tmux.keys("Enter")
+        TAP.ok(s.wait(has("bad filter at offset", "Threads 2/5"), "bad filter") is not None,
+               "a bad regex is reported in the status line; the screen stays")
+        s.tmux.keys("Escape")
+        TAP.ok(s.wait(has("Threads 5", "filter cleared"), "clear filter") is not None, "Esc clears the filter")
+        s.tmux.keys("Space")
+        TAP.ok(s.wait(has("PAUSED"), "pause") is not None, "Space pauses")
+        s.tmux.keys("Space")
+        TAP.ok(s.wait(has("live 0.5s"), "resume") is not None, "Space resumes")
+        s.tmux.keys("z")
+        sc = s.wait(lambda x: "Threads 5" in x and "Stack \u00b7" not in x, "maximise")
+        TAP.ok(sc is not None, "z maximises the focused pane", sc)
+        s.tmux.keys("z")
+        TAP.ok(s.wait(has("Threads 5", "Stack"), "restore") is not None, "z again restores the layout")
+        s.tmux.keys("Tab")
+        s.wait(has("x Native"), "focus stack")
+        s.tmux.keys("x")
+        sc = s.wait(has("native frames shown", "(C) "), "native")
+        TAP.ok(sc is not None, "x shows native frames", sc)
+        s.tmux.keys("x")
+        TAP.ok(s.wait(has("native frames hidden"), "native off") is not None, "x hides them again")
+        s.tmux.keys("y")
+        TAP.ok(s.wait(has("copied", "OSC 52"), "copy") is not None, "y copies the stack")
+        saved = os.path.join(workdir, "saved.txt")
+        s.tmux.keys(":")
+        s.tmux.type("save " + saved)
+        s.tmux.keys("Enter")
+        s.wait(has("wrote the stack"), "save")
+        text = open(saved).read() if os.path.exists(saved) else ""
+        TAP.ok(text.startswith("Traceback for thread") and "most recent call last" in text,
+               ":save FILE writes the stack as text", text)
+        s.tmux.keys(":")
+        s.tmux.type("bogus")
+        s.tmux.keys("Enter")
+        TAP.ok(s.wait(has("unknown command 'bogus'", "Threads 5"), "bad command") is not None,
+               "a bad command shows its error in the status line")
+        s.tmux.keys(":")
+        s.tmux.type("sta")
+        s.tmux.keys("Tab")
+        TAP.ok(s.wait(has(":stack\n"), "complete") is not None, "Tab completes a command name")
+        s.tmux.type("--n")
+        s.tmux.keys("Tab")
+        TAP.ok(s.wait(has(":stack --native\n"), "complete option") is not None, "Tab completes an option")
+        s.tmux.keys("C-u")
+        s.tmux.type("help")
+        s.tmux.keys("Enter")
+        sc = s.wait(has("Output \u00b7 help", "Commands:"), "output")
+        TAP.ok(sc is not None, "a command's text goes to the output pane", sc)
+        s.tmux.keys("Escape")
+        s.tmux.keys(":")
+        s.tmux.keys("Up")
+        TAP.ok(s.wait(has(":help"), "history") is not None, "Up recalls the last command")
+        s.tmux.keys("Escape")
+        hist = os.path.join(workdir, "state", "flight_profiler", "history")
+        TAP.ok(os.path.exists(hist) and "help" in open(hist).read().split("\n"),
+               "history is kept in $XDG_STATE_HOME/flight_profiler/history")
+        s.tmux.keys(":")
+        s.tmux.type("theme broken")
+        s.tmux.keys("Enter")
+        sc = s.wait(has("broken.theme:2: unknown element 'no.such'"), "bad theme")
+        TAP.ok(sc is not None, "a bad theme line is reported as file:line: message", sc)
+        colours = tmux.capture(escapes=True).split("\n")[0]
+        TAP.ok("\x1b[31m" in colours or "\x1b[31;44m" in colours or "38;5;" not in colours,
+               "the rest of the bad theme still loads (red title)", repr(colours[:200]))
+        s.tmux.keys("C-c")
+        check_restored(s, "Ctrl-C", 0)
+        check_target(target, "more keys (native frames too)", False)
+    except RuntimeError as e:
+        TAP.ok(False, "more keys", str(e))
+    finally:
+        tmux.kill()
+        if target:
+            target.stop()
+
+
+def signals(exe, workdir):
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGSEGV):
+        tmux = Tmux(80, 24)
+        target = None
+        try:
+            target = Target(exe, workdir)
+            s = Session(tmux, target, workdir)
+            s.wait(has("Threads 5", "worker-c"), "open")
+            pid = s.pid()
+            os.kill(pid, sig)
+            check_restored(s, "killed by %s" % sig.name, 128 + sig)
+            TAP.ok(target.proc.poll() is None, "%s: the target lives on" % sig.name)
+        except RuntimeError as e:
+            TAP.ok(False, "signal %s" % sig.name, str(e))
+        finally:
+            tmux.kill()
+            if target:
+                target.stop()
+
+
+def target_exits(exe, workdir):
+    tmux = Tmux(80, 24)
+    target = None
+    try:
+        target = Target(exe, workdir)
+        s = Session(tmux, target, workdir)
+        s.wait(has("Threads 5", "worker-c"), "open")
+        target.proc.kill()
+        compare("80x24/11-exited", s.wait(has("TARGET EXITED"), "target exit") or "")
+        s.tmux.keys("j")
+        TAP.ok(s.wait(has("TARGET EXITED", "Stack \u00b7 worker-a"), "move after exit") is not None,
+               "the last snapshot can still be browsed")
+        s.tmux.keys("q")
+        check_restored(s, "after the target exited", 0)
+    except RuntimeError as e:
+        TAP.ok(False, "target exit", str(e))
+    finally:
+        tmux.kill()
+        if target:
+            target.stop()
+
+
+def smoke(version, exe, workdir):
+    tmux = Tmux(80, 24)
+    target = None
+    try:
+        target = Target(exe, workdir)
+        s = Session(tmux, target, workdir)
+        TAP.ok(s.wait(has("Threads 5", "worker-c", "CPython " + version), "open") is not None,
+               "CPython %s: the TUI opens on the target" % version)
+        s.tmux.keys("j", "Enter", "Enter")
+        TAP.ok(s.wait(has("sleeper", "locals: press L to attach the agent", "time.sleep(3600)"), "source")
+               is not None, "CPython %s: stack and source of worker-a" % version)
+        s.tmux.keys("q")
+        rc, same, diff = s.finished()
+        TAP.ok(rc == 0 and same and tmux.alternate() == "0",
+               "CPython %s: quit restores the terminal" % version, "rc %s\n%s" % (rc, diff))
+    except RuntimeError as e:
+        TAP.ok(False, "CPython %s smoke" % version, str(e))
+    finally:
+        tmux.kill()
+        if target:
+            target.stop()
+
+
+# ---- with the agent -----------------------------------------------------------
+
+def agent_libraries(pid):
+    """The distinct fpagent libraries mapped in the process."""
+    found = set()
+    try:
+        with open("/proc/%d/maps" % pid) as f:
+            for line in f:
+                m = re.search(r"(/\S*fpagent-cp\d+\.so)", line)
+                if m:
+                    found.add(m.group(1))
+    except OSError:
+        pass
+    return found
+
+
+def check_target(target, name, agent):
+    """After a test: the target runs on, nobody traces it, no thread is
+    stopped, and the agent is mapped once (or not at all)."""
+    pid = target.pid
+    why = []
+    if target.proc.poll() is not None:
+        why.append("the target exited with %s" % target.proc.returncode)
+    else:
+        with open("/proc/%d/status" % pid) as f:
+            status = f.read()
+        tracer = re.search(r"TracerPid:\s+(\d+)", status)
+        if tracer is None or tracer.group(1) != "0":
+            why.append("traced: %s" % (tracer.group(0) if tracer else "no TracerPid"))
+        for tid in target.tids():
+            try:
+                with open("/proc/%d/task/%d/stat" % (pid, tid)) as f:
+                    state = f.read().rsplit(")", 1)[1].split()[0]
+            except (OSError, IndexError):
+                continue
+            if state in ("t", "T"):
+                why.append("thread %d is stopped (%s)" % (tid, state))
+        libs = agent_libraries(pid)
+        if len(libs) != (1 if agent else 0):
+            why.append("agent libraries mapped: %s" % (sorted(libs) or "none"))
+    TAP.ok(not why, "%s: the target runs on, untraced, not stopped, agent mapped %s" % (
+        name, "once" if agent else "never"), "\n".join(why))
+
+
+def console_line(text):
+    """A console pane line that is exactly `text` (masked screens)."""
+    return lambda sc: re.search("^\u2502%s *\u2502$" % re.escape(text), sc, re.M) is not None
+
+
+def agent_run(exe, workdir, cols, rows):
+    """Locals after L in the source view, Python thread names, completion
+    of module and global names, the console: golden screens on the
+    CPython the goldens are made with."""
+    tag = "%dx%d" % (cols, rows)
+    tmux = Tmux(cols, rows)
+    target = None
+    try:
+        target = Target(exe, workdir)
+        s = Session(tmux, target, workdir)
+        s.wait(has("Threads 5", "worker-c", "agent \u25cb"), "open")
+        TAP.ok(not agent_libraries(target.pid), "%s: the TUI does not load the agent by itself" % tag)
+        s.tmux.keys("j", "j", "Enter", "Enter")
+        TAP.ok(s.wait(has("Condition.wait", "locals: press L to attach the agent"), "source")
+               is not None, "%s: without the agent, the source view says L attaches it" % tag)
+        s.tmux.keys("L")
+        compare(tag + "/12-locals", s.wait(
+            has("agent \u25cf", "Locals \u00b7 Condition.wait", "waiter", "saved_state",
+                "Threads 5", "GIL: none"),
+            "locals") or "(timed out)\n")
+        s.tmux.keys("Escape", "Escape")
+        compare(tag + "/13-names", s.wait(has("Threads 5", "GIL: none", "MainThread", "Enter Stack",
+                                              "Stack \u00b7 worker-b"),
+                                          "names") or "(timed out)\n")
+        s.tmux.keys(":")
+        s.tmux.type("getglobal thr")
+        s.tmux.keys("Tab")
+        compare(tag + "/14-complete", s.wait(has("Threads 5", "GIL: none", ":getglobal threading\n"),
+                                             "complete a module")
+                or "(timed out)\n")
+        s.tmux.type("Ev")
+        s.tmux.keys("Tab")
+        TAP.ok(s.wait(has(":getglobal threading Event\n"), "complete a class") is not None,
+               "%s: Tab completes a name in a module" % tag)
+        s.tmux.keys("C-u")
+        s.tmux.type("vmtool -a getInstances -c threading Ev")
+        s.tmux.keys("Tab")
+        TAP.ok(s.wait(has(":vmtool -a getInstances -c threading Event\n"), "complete vmtool")
+               is not None, "%s: Tab completes a class after vmtool -c" % tag)
+        s.tmux.keys("C-u")
+        s.tmux.type("getglobal nosuchmodule x")
+        s.tmux.keys("Tab")
+        TAP.ok(s.wait(has("no module 'nosuchmodule' is imported"), "complete nothing") is not None,
+               "%s: completing in a module that is not imported says so" % tag)
+        s.tmux.keys("Escape")
+        s.tmux.keys("c")
+        s.wait(has(">>>", "console inside process"), "console")
+        s.tmux.type("print(6*7)")
+        s.tmux.keys("Enter")
+        compare(tag + "/15-console", s.wait(lambda sc: console_line("42")(sc) and
+                                            has("Threads 5", "GIL: none")(sc),
+                                            "console output") or "(timed out)\n")
+        s.tmux.type("while True: pass")
+        s.tmux.keys("Enter")
+        TAP.ok(s.wait(has("running (Ctrl-C interrupts)"), "statement running") is not None,
+               "%s: a running statement shows in the console's title" % tag)
+        s.tmux.keys("C-c")
+        TAP.ok(s.wait(console_line("KeyboardInterrupt"), "interrupted") is not None,
+               "%s: Ctrl-C interrupts the statement, the console stays" % tag)
+        s.tmux.type("1/0")
+        s.tmux.keys("Enter")
+        TAP.ok(s.wait(console_line("ZeroDivisionError: division by zero"), "traceback") is not None,
+               "%s: an exception shows its traceback" % tag)
+        s.tmux.keys("Escape")
+        TAP.ok(s.wait(has("left the console", "agent \u25cf"), "leave") is not None,
+               "%s: Esc leaves the console; the agent stays attached" % tag)
+        s.tmux.keys("q")
+        check_restored(s, "%s with the agent" % tag, 0)
+        check_target(target, "%s with the agent" % tag, True)
+    except RuntimeError as e:
+        TAP.ok(False, "%s: agent run" % tag, str(e))
+    finally:
+        tmux.kill()
+        if target:
+            target.stop()
+            shutil.rmtree("/tmp/.flight_profiler-%d" % target.pid, ignore_errors=True)
+
+
+def agent_smoke(version, exe, workdir):
+    """The console round trip and Python thread names on one interpreter."""
+    tmux = Tmux(80, 24)
+    target = None
+    try:
+        target = Target(exe, workdir)
+        s = Session(tmux, target, workdir)
+        s.wait(has("Threads 5", "worker-c"), "open")
+        s.tmux.keys("c")
+        TAP.ok(s.wait(has("Python %s console" % version, ">>>"), "console") is not None,
+               "CPython %s: c opens the console (the agent loads)" % version)
+        s.tmux.type("print(6*7)")
+        s.tmux.keys("Enter")
+        TAP.ok(s.wait(console_line("42"), "console output") is not None,
+               "CPython %s: print(6*7) in the console shows 42" % version)
+        s.tmux.keys("Escape")
+        TAP.ok(s.wait(has("left the console", "MainThread", "agent \u25cf"), "names") is not None,
+               "CPython %s: the threads pane shows Python thread names" % version)
+        s.tmux.keys("q")
+        rc, same, diff = s.finished()
+        TAP.ok(rc == 0 and same and tmux.alternate() == "0",
+               "CPython %s: quit with the agent restores the terminal" % version,
+               "rc %s\n%s" % (rc, diff))
+        check_target(target, "CPython %s console" % version, True)
+    except RuntimeError as e:
+        TAP.ok(False, "CPython %s console smoke" % version, str(e))
+    finally:
+        tmux.kill()
+        if target:
+            target.stop()
+            shutil.rmtree("/tmp/.flight_profiler-%d" % target.pid, ignore_errors=True)
+
+
+def screens():
+    if shutil.which("tmux") is None:
+        TAP.skip("TUI screens", "tmux is not installed (apt-get install tmux)")
+        return
+    if not os.access(BIN, os.X_OK):
+        TAP.ok(False, "binary", "%s is not built" % BIN)
+        return
+    with open(os.path.join(GOLDEN, "PYTHON")) as f:
+        want = f.read().strip()
+    found = [exe for version, exe in pythons() if version == want]
+    # /tmp/fptui.XXXXXXXX: a fixed length, so masking keeps the columns
+    workdir = tempfile.mkdtemp(prefix="fptui.", dir="/tmp")
+    try:
+        if found:
+            golden_run(found[0], workdir, 80, 24, (100, 30))
+            golden_run(found[0], workdir, 200, 50, (120, 40))
+            agent_run(found[0], workdir, 80, 24)
+            agent_run(found[0], workdir, 200, 50)
+            more_keys(found[0], workdir)
+            signals(found[0], workdir)
+            target_exits(found[0], workdir)
+        else:
+            TAP.skip("golden screens", "CPython %s is not configured (goldens are made with it)" % want)
+        for version, exe in pythons():
+            smoke(version, exe, workdir)
+            agent_smoke(version, exe, workdir)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+# ---- line mode and --cmd ------------------------------------------------------
+
+def run(argv, stdin=None, env=None):
+    p = subprocess.run(argv, input=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       env=env, timeout=60)
+    return p.returncode, p.stdout, p.stderr
+
+
+def linemode():
+    found = pythons()
+    if not found:
+        TAP.ok(False, "line mode", "no interpreter in %s" % PYTHONS)
+        return
+    version, exe = found[-1]
+    workdir = tempfile.mkdtemp(prefix="fptui.", dir="/tmp")
+    env = dict(os.environ, XDG_STATE_HOME=os.path.join(workdir, "state"), TERM="xterm")
+    target = None
+    try:
+        target = Target(exe, workdir)
+        pid = str(target.pid)
+        saved = os.path.join(workdir, "saved.txt")
+        commands = ["help", "help stack", "stack", "bogus", "stack --nope", "help nope",
+                    "stack -f " + saved, "stack 1", ""]
+        for cmd in commands:
+            c_rc, c_out, c_err = run([BIN, pid, "--cmd", cmd], env=env)
+            l_rc, l_out, l_err = run([BIN, pid], stdin=(cmd + "\n").encode(), env=env)
+            TAP.ok((c_rc, c_out, c_err) == (l_rc, l_out, l_err),
+                   "line mode prints what --cmd prints: %r" % cmd,
+                   "--cmd: rc %d\n%s%s\nline mode: rc %d\n%s%s" % (
+                       c_rc, c_out.decode(errors="replace"), c_err.decode(errors="replace"),
+                       l_rc, l_out.decode(errors="replace"), l_err.decode(errors="replace")))
+        # several commands: the concatenation, and the last one's status
+        script = "help\nstack\nbogus\n"
+        outs, errs, rc = b"", b"", 0
+        for cmd in script.split("\n")[:-1]:
+            rc, o, e = run([BIN, pid, "--cmd", cmd], env=env)
+            outs, errs = outs + o, errs + e
+        got = run([BIN, pid], stdin=script.encode(), env=env)
+        TAP.ok(got == (rc, outs, errs), "a script in line mode = the same --cmd runs in a row")
+        # TERM=dumb on a terminal: line mode with the prompt
+        if shutil.which("tmux"):
+            tmux = Tmux(250, 60)
+            try:
+                tmux.type("export XDG_STATE_HOME=%s/state; clear; TERM=dumb %s %s; echo rc=$?"
+                          % (workdir, BIN, pid))
+                tmux.keys("Enter")
+                end = time.monotonic() + DEADLINE
+                while time.monotonic() < end and "flight_profiler %s> " % pid not in tmux.capture():
+                    time.sleep(0.05)
+                tmux.type("help")
+                tmux.keys("Enter")
+                _, want, _ = run([BIN, pid, "--cmd", "help"], env=env)
+                end = time.monotonic() + DEADLINE
+                screen = ""
+                while time.monotonic() < end:
+                    screen = tmux.capture()
+                    if screen.count("flight_profiler %s> " % pid) >= 2:
+                        break
+                    time.sleep(0.05)
+                lines = [ln.rstrip() for ln in screen.split("\n")]
+                body = lines[lines.index("flight_profiler %s> help" % pid) + 1:] \
+                    if "flight_profiler %s> help" % pid in lines else []
+                TAP.ok("\n".join(body).startswith(want.decode().rstrip("\n")),
+                       "TERM=dumb on a terminal: a prompt, and the same text", screen)
+                tmux.keys("Up")
+                time.sleep(0)
+                end = time.monotonic() + DEADLINE
+                while time.monotonic() < end and not tmux.capture().rstrip().endswith("> help"):
+                    time.sleep(0.05)
+                TAP.ok(tmux.capture().rstrip().endswith("> help"), "Up recalls history in line mode",
+                       tmux.capture())
+                tmux.keys("C-u", "C-d")
+                end = time.monotonic() + DEADLINE
+                while time.monotonic() < end and "rc=0" not in tmux.capture():
+                    time.sleep(0.05)
+                TAP.ok("rc=0" in tmux.capture(), "Ctrl-D leaves line mode", tmux.capture())
+            finally:
+                tmux.kill()
+    except RuntimeError as e:
+        TAP.ok(False, "line mode", str(e))
+    finally:
+        if target:
+            target.stop()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def main():
+    what = sys.argv[1] if len(sys.argv) > 1 else "screens"
+    try:
+        {"screens": screens, "linemode": linemode}[what]()
+    except Exception as e:  # a harness bug must show as a failure, not a pass
+        TAP.ok(False, "harness", "%s: %s" % (type(e).__name__, e))
+    TAP.done()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

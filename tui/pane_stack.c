@@ -1,0 +1,295 @@
+/*
+ * The stack pane: the selected thread's frames, outermost first and the
+ * innermost (most recent call) last, as in a traceback; merged with native
+ * frames when they are shown.  Enter opens the source of a frame.
+ */
+#include "config.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/render.h"
+#include "tui/inside.h"
+#include "tui/tui.h"
+
+struct srow {
+	enum { ROW_PY, ROW_NATIVE, ROW_NOTE } kind;
+	size_t i;		/* frame index */
+	const char *note;
+};
+
+struct stack {
+	struct srow *rows;
+	size_t nrows, arows;
+	pid_t tid;		/* whose rows these are */
+	bool moved;		/* the user moved the cursor on this thread */
+	int locw;		/* width of the location column */
+	char *notebuf;
+};
+
+static void
+row(struct stack *s, int kind, size_t i, const char *note)
+{
+	*ARRAY_PUSH(s->rows, s->nrows, s->arows) = (struct srow){ kind, i, note };
+}
+
+static const char *
+base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+static void
+build_merged(struct stack *s, const struct py_thread *t)
+{
+	size_t neval = 0, groups = 0, i, py = t->nframes;
+
+	for (i = 0; i < t->nnative; i++)
+		neval += t->native[i].is_eval;
+	for (i = 0; i < t->nframes; i++)
+		groups += t->frames[i].entry;
+	if (neval != groups) {
+		free(s->notebuf);
+		s->notebuf = xasprintf("(%zu Python evaluation calls but %zu native evaluation "
+		    "frames: stacks shown unmerged)", groups, neval);
+		row(s, ROW_NOTE, 0, s->notebuf);
+		for (i = t->nnative; i-- > 0;)
+			row(s, ROW_NATIVE, i, NULL);
+		for (i = t->nframes; i-- > 0;)
+			row(s, ROW_PY, i, NULL);
+		return;
+	}
+	for (i = t->nnative; i-- > 0;) {
+		if (!t->native[i].is_eval) {
+			row(s, ROW_NATIVE, i, NULL);
+			continue;
+		}
+		do {
+			py--;
+			row(s, ROW_PY, py, NULL);
+		} while (py > 0 && !t->frames[py - 1].entry);
+	}
+}
+
+static void
+rebuild(struct pane *p)
+{
+	struct stack *s = p->data;
+	const struct py_thread *t = tui_selected_thread(p->tui);
+	bool same = t != NULL && t->tid == s->tid;
+	size_t i;
+	int w;
+
+	s->nrows = 0;
+	s->locw = 0;
+	if (t == NULL) {
+		s->tid = 0;
+		p->cursor = 0;
+		return;
+	}
+	if (t->native_error != NULL) {
+		row(s, ROW_NOTE, 0, t->native_error);
+		for (i = t->nframes; i-- > 0;)
+			row(s, ROW_PY, i, NULL);
+	} else if (t->native != NULL) {
+		build_merged(s, t);
+	} else {
+		for (i = t->nframes; i-- > 0;)
+			row(s, ROW_PY, i, NULL);
+		if (t->nframes == 0 && t->error == NULL)
+			row(s, ROW_NOTE, 0, "(no Python frames)");
+	}
+	if (t->error != NULL)
+		row(s, ROW_NOTE, 0, t->error);
+
+	for (i = 0; i < s->nrows; i++) {
+		char buf[512];
+
+		if (s->rows[i].kind != ROW_PY)
+			continue;
+		w = snprintf(buf, sizeof buf, "%s:%d", base_name(t->frames[s->rows[i].i].filename),
+		    t->frames[s->rows[i].i].line);
+		w = text_width(buf, (size_t)w);
+		if (w > s->locw)
+			s->locw = w;
+	}
+	if (same && s->moved && p->cursor < s->nrows)
+		return;
+	/* Put the cursor on the innermost Python frame. */
+	s->tid = t->tid;
+	s->moved = false;
+	p->cursor = s->nrows ? s->nrows - 1 : 0;
+	for (i = s->nrows; i-- > 0;) {
+		if (s->rows[i].kind == ROW_PY) {
+			p->cursor = i;
+			break;
+		}
+	}
+}
+
+static void
+stack_open(struct pane *p)
+{
+	p->data = xcalloc(1, sizeof(struct stack));
+}
+
+static void
+stack_close(struct pane *p)
+{
+	struct stack *s = p->data;
+
+	if (s == NULL)
+		return;
+	free(s->rows);
+	free(s->notebuf);
+	free(s);
+	p->data = NULL;
+}
+
+static size_t
+stack_nlines(struct pane *p)
+{
+	return ((struct stack *)p->data)->nrows;
+}
+
+static void
+stack_title(struct pane *p, struct sbuf *out)
+{
+	const struct py_thread *t = tui_selected_thread(p->tui);
+
+	sbuf_add(out, "Stack");
+	if (t == NULL)
+		return;
+	sbuf_addf(out, " %s %s (%d)", glyph(G_DOT), t->name ? t->name : "?", (int)t->tid);
+	if (p->tui->native)
+		sbuf_addf(out, " %s native", glyph(G_DOT));
+}
+
+static void
+stack_draw_line(struct pane *p, size_t line, struct tline *l)
+{
+	struct stack *s = p->data;
+	const struct py_thread *t = tui_selected_thread(p->tui);
+	const struct srow *r = &s->rows[line];
+	char buf[512];
+
+	if (t == NULL)
+		return;
+	switch (r->kind) {
+	case ROW_PY: {
+		const struct py_frame *f = &t->frames[r->i];
+		int locw = s->locw < p->w / 2 ? s->locw : p->w / 2;
+
+		snprintf(buf, sizeof buf, "%s:%d", base_name(f->filename), f->line);
+		tline_col_tail(l, EL_STACK_FILE, buf, locw);
+		tline_add(l, EL_DEFAULT, "  ");
+		tline_add(l, EL_STACK_FUNCTION, render_frame_function(f));
+		break;
+	}
+	case ROW_NATIVE: {
+		const struct native_frame *n = &t->native[r->i];
+
+		tline_add(l, EL_STACK_NATIVE, "(C) ");
+		if (n->function != NULL)
+			tline_add(l, EL_STACK_NATIVE, n->function);
+		else
+			tline_addf(l, EL_STACK_NATIVE, "0x%llx", (unsigned long long)n->pc);
+		if (n->module != NULL) {
+			tline_add(l, EL_DEFAULT, "  ");
+			tline_add(l, EL_STACK_MODULE, n->module);
+		}
+		if (n->file != NULL) {
+			tline_add(l, EL_DEFAULT, "  ");
+			tline_addf(l, EL_STACK_MODULE, "%s:%d", base_name(n->file), n->line);
+		}
+		break;
+	}
+	case ROW_NOTE:
+		tline_add(l, EL_STACK_ERROR, r->note);
+		break;
+	}
+}
+
+static bool
+stack_key(struct pane *p, enum action a)
+{
+	struct stack *s = p->data;
+	struct tui *tui = p->tui;
+	const struct py_thread *t = tui_selected_thread(tui);
+	struct sbuf text = { 0 };
+	size_t index = SIZE_MAX;
+
+	switch (a) {
+	case A_ENTER:
+		if (t == NULL || s->nrows == 0)
+			return true;
+		if (s->rows[p->cursor].kind == ROW_PY) {
+			const struct py_frame *f = &t->frames[s->rows[p->cursor].i];
+
+			pane_source_show(&tui->panes[PANE_SOURCE], f->filename, f->line,
+			    render_frame_function(f));
+			index = s->rows[p->cursor].i;
+		} else if (s->rows[p->cursor].kind == ROW_NATIVE &&
+		    t->native[s->rows[p->cursor].i].file != NULL) {
+			const struct native_frame *n = &t->native[s->rows[p->cursor].i];
+
+			pane_source_show(&tui->panes[PANE_SOURCE], n->file, n->line, n->function);
+		} else {
+			tui_status(tui, true, "no source for this frame");
+			return true;
+		}
+		tui_show_pane(tui, PANE_SOURCE, true);
+		/* its locals, when the agent is there (never loads it) */
+		inside_frame(tui, t, index);
+		return true;
+	case A_COPY:
+		pane_stack_text(p, &text);
+		if (text.len == 0)
+			tui_status(tui, true, "no thread selected: nothing to copy");
+		else
+			tui_copy(tui, text.s);
+		sbuf_free(&text);
+		return true;
+	default:
+		return false;
+	}
+}
+
+static void
+stack_event(struct pane *p, enum tui_event ev)
+{
+	if (ev == EV_SNAPSHOT || ev == EV_SELECT)
+		rebuild(p);
+}
+
+static void
+stack_moved(struct pane *p)
+{
+	((struct stack *)p->data)->moved = true;
+}
+
+void
+pane_stack_text(struct pane *p, struct sbuf *out)
+{
+	const struct py_thread *t = tui_selected_thread(p->tui);
+
+	if (t != NULL)
+		render_thread(out, t, p->tui->sc);
+}
+
+const struct pane_ops pane_stack_ops = {
+	.name = "stack",
+	.marker = true,
+	.open = stack_open,
+	.close = stack_close,
+	.nlines = stack_nlines,
+	.title = stack_title,
+	.draw_line = stack_draw_line,
+	.key = stack_key,
+	.event = stack_event,
+	.moved = stack_moved,
+};
