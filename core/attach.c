@@ -473,8 +473,20 @@ attach_agent(pid_t pid, enum attach_mode mode, unsigned python_hex, struct sessi
 		goto out;
 	}
 	if ((mapped = mapped_agent(pid)) != NULL) {
-		char *err = agent_error(pid);
+		char *err;
 
+		/*
+		 * Another flight_profiler may be starting it right now: give it the
+		 * time an agent has to open its socket before calling it wedged.
+		 */
+		free(why);
+		why = NULL;
+		if (wait_for_agent(pid, sock, s, NULL, &why) == FP_OK) {
+			free(mapped);
+			rc = FP_OK;
+			goto out;
+		}
+		err = agent_error(pid);
 		rc = fail(cause, FP_ERR, "the flight_profiler agent %s is loaded in process %d but "
 		    "does not answer on %s%s%s; it is never loaded twice", mapped, (int)pid, sock,
 		    err ? ": " : "", err ? err : "");

@@ -234,11 +234,23 @@ agent_job_running_ident(uint64_t conn, uint64_t id, unsigned long *ident)
 /* A job is "taken" once a worker picked it: it is no longer queued. */
 #define JOB_TAKEN(j) ((j)->running || (j)->done || (j)->ident == (unsigned long)-1)
 
+/*
+ * Our threads carry their own OS names: otherwise they inherit the name of
+ * the thread that started them and pass for the application's own threads
+ * in `stack`, the TUI and top(1).
+ */
+static void
+name_thread(const char *name)
+{
+	pthread_setname_np(pthread_self(), name);
+}
+
 static void *
 worker_main(void *unused)
 {
 	struct agent_job *job;
 
+	name_thread("fp-agent-work");
 	pthread_mutex_lock(&A.lock);
 	for (;;) {
 		for (job = A.jobs; job != NULL && JOB_TAKEN(job); job = job->next)
@@ -343,6 +355,7 @@ interrupt_main(void *arg)
 {
 	struct interrupt *in = arg;
 
+	name_thread("fp-agent-intr");
 	agent_py_interrupt(in->conn, in->id);
 	free(in);
 	return NULL;
@@ -801,6 +814,7 @@ server_main(void *unused)
 	uint64_t deadline = mono_ms() + READY_WAIT_MS;
 	struct timespec ten_ms = { 0, 10 * 1000 * 1000 };
 
+	name_thread("fp-agent");
 	/* Injected at a safe point, maybe before the interpreter is up. */
 	while (!agent_py_ready()) {
 		if (mono_ms() > deadline) {
