@@ -608,6 +608,29 @@ is_exit(const char *line)
 	return false;
 }
 
+/* Does `line` (not typed at a terminal) close the indented block in buf? */
+static bool
+ends_block(const struct sbuf *buf, const char *line)
+{
+	static const char *const go_on[] = { "else", "elif", "except", "finally", ")", "]", "}" };
+	const char *last;
+	size_t i;
+
+	if (buf->len < 2 || line[0] == '\0' || line[0] == ' ' || line[0] == '\t' ||
+	    line[0] == '#')
+		return false;
+	/* The last buffered line (buf ends with its newline) must be indented. */
+	last = buf->s + buf->len - 1;
+	while (last > buf->s && last[-1] != '\n')
+		last--;
+	if (*last != ' ' && *last != '\t')
+		return false;
+	for (i = 0; i < FP_NELEM(go_on); i++)
+		if (strncmp(line, go_on[i], strlen(go_on[i])) == 0)
+			return false;
+	return true;
+}
+
 static int
 run_console(struct runner *r, const struct cmd_request *req, struct sbuf *out, char **cause)
 {
@@ -617,7 +640,7 @@ run_console(struct runner *r, const struct cmd_request *req, struct sbuf *out, c
 	struct session *s;
 	unsigned failures = 0;
 	bool interrupted, eof = false;
-	char *line, *why = NULL;
+	char *line, *why = NULL, *code, *pushback = NULL;
 	json_t *args;
 	int rc;
 
@@ -633,9 +656,25 @@ run_console(struct runner *r, const struct cmd_request *req, struct sbuf *out, c
 		free(banner);
 	}
 	for (;;) {
-		sigint_catch(&old);
-		line = r->io.read_line(r->io.ctx, buf.len ? "... " : ">>> ", &interrupted);
-		sigint_restore(&old);
+		if (pushback != NULL) {
+			line = pushback;
+			pushback = NULL;
+			interrupted = false;
+		} else {
+			sigint_catch(&old);
+			line = r->io.read_line(r->io.ctx, buf.len ? "... " : ">>> ", &interrupted);
+			sigint_restore(&old);
+		}
+		/*
+		 * A script piped in has no blank line after each block: there a
+		 * line back at column 0 after an indented one ends the block, as
+		 * if the blank line had been typed (else/elif/except/finally and
+		 * closing brackets continue it).
+		 */
+		if (line != NULL && !r->io.interactive && ends_block(&buf, line)) {
+			pushback = line;
+			line = xstrdup("");
+		}
 		if (line == NULL && interrupted) {
 			io_write(r, "\nKeyboardInterrupt\n");
 			sbuf_free(&buf);
@@ -656,8 +695,15 @@ run_console(struct runner *r, const struct cmd_request *req, struct sbuf *out, c
 			sbuf_addf(&buf, "%s\n", line);
 			free(line);
 		}
+		/*
+		 * As Python's own console: the lines joined without a final newline,
+		 * so a block stays open until a blank line (or the input's end).
+		 */
+		code = xstrndup(buf.s, !eof && buf.len > 0 ? buf.len - 1 : buf.len);
 		args = json_object();
-		if ((rc = add_str(args, "code", buf.s, "console", &why)) != FP_OK) {
+		rc = add_str(args, "code", code, "console", &why);
+		free(code);
+		if (rc != FP_OK) {
 			json_decref(args);
 			io_write(r, why);
 			io_write(r, "\n");
@@ -669,6 +715,7 @@ run_console(struct runner *r, const struct cmd_request *req, struct sbuf *out, c
 		}
 		if ((rc = run_streaming(r, "console", args, 0, &end, cause)) != FP_OK) {
 			sbuf_free(&buf);
+			free(pushback);
 			return rc;
 		}
 		if (end.ok && json_is_true(json_object_get(end.data, "incomplete")) && !eof) {
@@ -690,6 +737,7 @@ run_console(struct runner *r, const struct cmd_request *req, struct sbuf *out, c
 			break;
 	}
 	sbuf_free(&buf);
+	free(pushback);
 	if (r->io.interactive)
 		io_write(r, "\n");
 	(void)out;

@@ -224,6 +224,19 @@ def test_console_reads_statements_from_stdin(python, agent_target, profiler):
     assert failed(profiler.cmd(t.pid, "getglobal __main__ x")).endswith("field 'x' not found in module '__main__'")
 
 
+def test_console_blocks_end_as_in_a_script(python, agent_target, profiler):
+    """Piped input has no blank line after a block: a line back at column 0
+    ends it, except the else/except/finally that continue it; the whole body
+    of a block runs once, not line by line."""
+    t = agent_target(python)
+    script = ("for i in range(2):\n    print('a', i)\n    print('b', i)\nprint('after')\n"
+              "try:\n    1/0\nexcept ZeroDivisionError:\n    print('caught')\n"
+              "@staticmethod\ndef f():\n    return 5\ntype(f).__name__\n")
+    code, out, err = run_input(t.pid, "console", script)
+    assert (code, err) == (0, ""), out + err
+    assert out == "a 0\nb 0\na 1\nb 1\nafter\ncaught\n'staticmethod'\n", out
+
+
 def test_capture_leaves_other_threads_prints_alone(python, agent_target, profiler):
     t = agent_target(python, allow_output=True, AGENT_TARGET_TICKS="1")
     r = profiler.cmd(t.pid, "execute 'import time\nfor i in range(5):\n    print(\"FROM-EXECUTE\", i)\n"

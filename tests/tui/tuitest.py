@@ -639,7 +639,9 @@ def agent_run(exe, workdir, cols, rows):
         compare(tag + "/15-console", s.wait(lambda sc: console_line("42")(sc) and
                                             has("Threads 5", "GIL: none")(sc),
                                             "console output") or "(timed out)\n")
+        # As in Python's own console, a compound statement runs after a blank line.
         s.tmux.type("while True: pass")
+        s.tmux.keys("Enter")
         s.tmux.keys("Enter")
         TAP.ok(s.wait(has("running (Ctrl-C interrupts)"), "statement running") is not None,
                "%s: a running statement shows in the console's title" % tag)
