@@ -77,7 +77,7 @@ live=$(cpu_percent "$tui" "$secs")
 rss_small=$(kb "$tui" VmHWM)
 echo "idle CPU, 20 threads, -d 1, ${secs}s:    ${live}% of one core   (baseline, no refresh: ${paused}%)   budget 1%"
 
-start_target "$srcdir/tests/bench/many_threads.py" 1000 50
+start_target "$srcdir/tests/bench/stack_target.py" 1000 50
 big=$target
 run_tui 1 "$big" 1001
 sleep 3	# a few refreshes: the peak includes two snapshots at once
