@@ -95,8 +95,13 @@ def pytest_configure(config):
 
 
 def pytest_generate_tests(metafunc):
+    """Every configured interpreter; @pytest.mark.min_python((3, 13)) keeps
+    the ones a test is about instead of skipping the others."""
     if "python" in metafunc.fixturenames:
         interpreters = metafunc.config.fp_interpreters
+        marker = metafunc.definition.get_closest_marker("min_python")
+        if marker is not None:
+            interpreters = [i for i in interpreters if i.version_info >= marker.args[0]]
         metafunc.parametrize("python", interpreters, ids=[i.version for i in interpreters])
 
 

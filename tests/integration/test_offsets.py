@@ -26,9 +26,8 @@ def dumped_offsets(profiler, pid, source):
     return offsets
 
 
+@pytest.mark.min_python((3, 13))
 def test_debug_offsets_equal_headers(python, launch, profiler):
-    if python.version_info < (3, 13):
-        pytest.skip("CPython %s has no _Py_DebugOffsets" % python.version)
     target = launch("threads.py", python)
     debug = dumped_offsets(profiler, target.pid, "debug")
     headers = dumped_offsets(profiler, target.pid, "headers")
