@@ -160,6 +160,15 @@ procfs_thread_stat(pid_t pid, pid_t tid, struct proc_thread_stat *st)
 	p = strrchr(buf, ')');
 	if (p == NULL || p[1] != ' ')
 		return false;
+	{
+		const char *open = strchr(buf, '(');
+		size_t n = open != NULL && open < p ? (size_t)(p - open - 1) : 0;
+
+		if (n >= sizeof st->comm)
+			n = sizeof st->comm - 1;
+		memcpy(st->comm, open != NULL ? open + 1 : "", n);
+		st->comm[n] = '\0';
+	}
 	st->state = p[2];
 	/* fields after state: ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime */
 	if (sscanf(p + 3, "%*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",

@@ -35,6 +35,7 @@ int procfs_tids(pid_t pid, pid_t **tids, size_t *n, char **cause);
 struct proc_thread_stat {
 	char state;		/* R, S, D, T, t, Z, ... ; 0 when unknown */
 	uint64_t utime, stime;	/* clock ticks */
+	char comm[64];		/* the thread's name, as /proc/.../comm has it */
 };
 bool procfs_thread_stat(pid_t pid, pid_t tid, struct proc_thread_stat *st);
 

@@ -95,30 +95,42 @@ static uint32_t
 version_from_rodata(struct elf_image *img, int minor)
 {
 	const struct elf_segment *segs;
-	size_t nsegs, i;
+	size_t nsegs, i, nlen;
 	uint32_t found = 0;
+	char needle[16];
 
+	/* "3.10." when the library name told the minor version, else "3.". */
+	if (minor >= 0)
+		snprintf(needle, sizeof needle, "3.%d.", minor);
+	else
+		snprintf(needle, sizeof needle, "3.");
+	nlen = strlen(needle);
 	segs = elf_image_segments(img, &nsegs);
 	for (i = 0; i < nsegs && found == 0; i++) {
 		size_t len = segs[i].filesz, j;
-		const char *buf;
+		const char *buf, *p;
 
 		if (segs[i].write || segs[i].exec || len == 0)
 			continue;
 		buf = elf_image_bytes(img, segs[i].vaddr, len);
 		if (buf == NULL)
 			continue;
-		for (j = 1; j + 8 < len && found == 0; j++) {
+		/* memmem jumps between candidates: the segment is a megabyte or two. */
+		for (p = buf + 1; found == 0 && p < buf + len - 8 &&
+		    (p = memmem(p, (size_t)(buf + len - p), needle, nlen)) != NULL; p++) {
 			unsigned ma, mi, mc;
 			char tail;
 			int used = 0;
 
+			j = (size_t)(p - buf);
+			if (j == 0 || j + 8 >= len)
+				continue;
 			/*
 			 * The linker may share PY_VERSION with the tail of a longer
 			 * string ("…/Python-3.9.18"): accept any non-version byte
 			 * before it.
 			 */
-			if (buf[j] != '3' || buf[j + 1] != '.' || buf[j + 2] < '0' || buf[j + 2] > '9' ||
+			if (buf[j + 2] < '0' || buf[j + 2] > '9' ||
 			    (buf[j - 1] >= '0' && buf[j - 1] <= '9') || buf[j - 1] == '.')
 				continue;
 			if (memchr(buf + j, '\0', len - j > 16 ? 16 : len - j) == NULL)

@@ -630,6 +630,7 @@ read_gil(struct py_reader *r, uint64_t interp, uint64_t *holder, uint64_t *gil)
 		*holder = last;
 }
 
+/* Only asked while someone holds the GIL: nobody waits for a free one. */
 static bool
 waits_on_gil(struct py_reader *r, pid_t tid, uint64_t gil)
 {
@@ -726,8 +727,9 @@ py_reader_snapshot(struct py_reader *r, const struct py_snapshot_opts *opts,
 	tids = xcalloc(ntids, sizeof *tids);
 	for (i = 0; i < ntids; i++) {
 		tids[i].tid = tidv[i];
-		procfs_thread_stat(pid, tidv[i], &tids[i].st);
-		tids[i].comm = procfs_thread_comm(pid, tidv[i]);
+		/* The name comes with the state: one file per thread, not two. */
+		if (procfs_thread_stat(pid, tidv[i], &tids[i].st))
+			tids[i].comm = xstrdup(tids[i].st.comm);
 	}
 	free(tidv);
 
@@ -818,7 +820,7 @@ py_reader_snapshot(struct py_reader *r, const struct py_snapshot_opts *opts,
 		read_thread_frames(r, t, depth);
 		if (t->tstate == holder)
 			t->gil = GIL_HELD;
-		else if (waits_on_gil(r, t->tid, gil))
+		else if (holder != 0 && waits_on_gil(r, t->tid, gil))
 			t->gil = GIL_WAITING;
 		else
 			t->gil = GIL_NONE;
@@ -840,7 +842,7 @@ py_reader_snapshot(struct py_reader *r, const struct py_snapshot_opts *opts,
 			t->os_state = tids[i].st.state;
 			t->cpu_ticks = tids[i].st.utime + tids[i].st.stime;
 			t->name = tids[i].comm ? xstrdup(tids[i].comm) : NULL;
-			t->gil = waits_on_gil(r, t->tid, gil) ? GIL_WAITING : GIL_NONE;
+			t->gil = holder != 0 && waits_on_gil(r, t->tid, gil) ? GIL_WAITING : GIL_NONE;
 			unwind_one(r, t, opts->block, depth);
 		}
 		for (i = 0; i < snap->nthreads; i++) {
