@@ -636,6 +636,8 @@ accept_all(void)
 }
 
 /* Read what there is; false when the connection must close now. */
+static bool conn_write(struct conn *c);
+
 static bool
 conn_read(struct conn *c)
 {
@@ -647,8 +649,15 @@ conn_read(struct conn *c)
 
 	for (;;) {
 		n = recv(c->fd, buf, sizeof buf, MSG_DONTWAIT);
-		if (n == 0)
+		if (n == 0) {
+			/*
+			 * The client is done sending (it may only have half-closed):
+			 * what was answered at once (hello, pong, errors) still goes
+			 * out; what runs on workers is cancelled with the connection.
+			 */
+			conn_write(c);
 			return false;
+		}
 		if (n < 0)
 			return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
 		if (c->closing)

@@ -121,6 +121,45 @@ def test_garbage_truncated_and_oversized_frames(python, agent_target, profiler):
     healthy(profiler, t.pid)
 
 
+def wait_state(pid, letter, timeout=5.0):
+    """Wait until /proc/PID/stat shows the process in state `letter`."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with open("/proc/%d/stat" % pid) as f:
+            if f.read().rsplit(")", 1)[1].split()[0] == letter:
+                return
+        time.sleep(0.005)
+    raise AssertionError("process %d never reached state %s" % (pid, letter))
+
+
+def test_half_closed_client_still_gets_its_answers(python, agent_target, profiler):
+    """A client that sends, then shuts its writing side, still reads what the
+    agent answered at once."""
+    t = agent_target(python)
+    healthy(profiler, t.pid)
+    c = RawClient(t.pid)
+    # The agent must find the frames and the end of input in one read: hold
+    # the whole process while they are sent.
+    os.kill(t.pid, signal.SIGSTOP)
+    try:
+        wait_state(t.pid, "T")
+        c.send({"t": "hello", "proto": 1, "client": "tests"})
+        c.send({"t": "ping", "id": 7})
+        c.sock.shutdown(socket.SHUT_WR)
+    finally:
+        os.kill(t.pid, signal.SIGCONT)
+    replies = []
+    while True:
+        m = c.recv()
+        if m is None:
+            break
+        replies.append(m)
+    c.close()
+    assert [m["t"] for m in replies] == ["hello", "pong"], replies
+    assert replies[1]["id"] == 7
+    healthy(profiler, t.pid)
+
+
 def test_client_killed_mid_command(python, agent_target, profiler):
     t = agent_target(python)
     healthy(profiler, t.pid)
