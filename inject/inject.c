@@ -1161,8 +1161,15 @@ inject_search(const struct target *tg, const char *lib, const char *symbol,
 		}
 		for (i = 0; i < n; i++) {
 			struct proc_thread_stat st;
+			size_t k;
 
-			if (procfs_thread_stat(tg->pid, tids[i], &st) &&
+			/*
+			 * A thread may have left its system call since: it is
+			 * listed once (order has room for n threads).
+			 */
+			for (k = 0; k < norder && order[k] != tids[i]; k++)
+				;
+			if (k == norder && procfs_thread_stat(tg->pid, tids[i], &st) &&
 			    st.state == 'R')
 				order[norder++] = tids[i];
 		}
