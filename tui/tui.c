@@ -602,6 +602,16 @@ bar_draw(struct tline *l, const char *pane, int cols)
 		}
 	}
 }
+/* The bar while a prompt is open: key, label, key, label, ..., NULL. */
+static void
+bar_pairs(struct tline *l, const char *const *pairs)
+{
+	for (; pairs[0] != NULL; pairs += 2) {
+		tline_add(l, EL_BAR_KEY, pairs[0]);
+		tline_add(l, EL_BAR, pairs[1]);
+	}
+}
+
 
 static void
 draw_bottom(struct tui *t)
@@ -644,34 +654,26 @@ draw_bottom(struct tui *t)
 	if (completion_menu != NULL) {
 		tline_add(&l, EL_BAR, completion_menu);
 	} else if (t->busy) {
-		tline_add(&l, EL_BAR_KEY, "C-c");
-		tline_add(&l, EL_BAR, " Interrupt  ");
-		tline_add(&l, EL_BAR_KEY, "Esc");
-		tline_add(&l, EL_BAR, " Interrupt and leave  ");
-		tline_add(&l, EL_BAR_KEY, "PgUp/PgDn");
-		tline_add(&l, EL_BAR, " Scroll  ");
+		static const char *const keys[] = { "C-c", " Interrupt  ", "Esc",
+		    " Interrupt and leave  ", "PgUp/PgDn", " Scroll  ", NULL };
+
+		bar_pairs(&l, keys);
 	} else if (t->prompt == PROMPT_CONSOLE) {
-		tline_add(&l, EL_BAR_KEY, "Enter");
-		tline_add(&l, EL_BAR, " Run  ");
-		tline_add(&l, EL_BAR_KEY, "Esc");
-		tline_add(&l, EL_BAR, " Leave  ");
-		tline_add(&l, EL_BAR_KEY, "C-c");
-		tline_add(&l, EL_BAR, " Drop line  ");
-		tline_add(&l, EL_BAR_KEY, "Up/Down");
-		tline_add(&l, EL_BAR, " History  ");
-		tline_add(&l, EL_BAR_KEY, "PgUp/PgDn");
-		tline_add(&l, EL_BAR, " Scroll  ");
+		static const char *const keys[] = { "Enter", " Run  ", "Esc", " Leave  ",
+		    "C-c", " Drop line  ", "Up/Down", " History  ", "PgUp/PgDn",
+		    " Scroll  ", NULL };
+
+		bar_pairs(&l, keys);
+	} else if (t->prompt == PROMPT_COMMAND) {
+		static const char *const keys[] = { "Enter", " Run  ", "Esc", " Cancel  ",
+		    "Tab", " Complete  ", "Up/Down", " History  ", NULL };
+
+		bar_pairs(&l, keys);
 	} else if (t->prompt != PROMPT_NONE) {
-		tline_add(&l, EL_BAR_KEY, "Enter");
-		tline_add(&l, EL_BAR, t->prompt == PROMPT_COMMAND ? " Run  " : " Apply  ");
-		tline_add(&l, EL_BAR_KEY, "Esc");
-		tline_add(&l, EL_BAR, " Cancel  ");
-		if (t->prompt == PROMPT_COMMAND) {
-			tline_add(&l, EL_BAR_KEY, "Tab");
-			tline_add(&l, EL_BAR, " Complete  ");
-		}
-		tline_add(&l, EL_BAR_KEY, "Up/Down");
-		tline_add(&l, EL_BAR, " History  ");
+		static const char *const keys[] = { "Enter", " Apply  ", "Esc", " Cancel  ",
+		    "Up/Down", " History  ", NULL };
+
+		bar_pairs(&l, keys);
 	} else {
 		bar_draw(&l, t->panes[t->focus].ops->name, cols);
 	}
