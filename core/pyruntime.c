@@ -27,15 +27,20 @@ struct candidate {
 	bool libpython;
 };
 
+/* "3.12.1", "3.16.0a1", "3.15.0rc2": PY_VERSION as the interpreter spells it. */
 static void
 set_version(struct pyruntime *rt, uint32_t hex)
 {
-	unsigned micro = (hex >> 8) & 0xff;
+	static const char *const level[16] = { [0xa] = "a", [0xb] = "b", [0xc] = "rc" };
+	unsigned micro = (hex >> 8) & 0xff, lv = (hex >> 4) & 0xf;
 
 	rt->version_hex = hex;
 	if (micro == 0xff)
 		snprintf(rt->version, sizeof rt->version, "%u.%u", hex >> 24,
 		    (hex >> 16) & 0xff);
+	else if (level[lv] != NULL)
+		snprintf(rt->version, sizeof rt->version, "%u.%u.%u%s%u", hex >> 24,
+		    (hex >> 16) & 0xff, micro, level[lv], hex & 0xf);
 	else
 		snprintf(rt->version, sizeof rt->version, "%u.%u.%u", hex >> 24,
 		    (hex >> 16) & 0xff, micro);
@@ -443,17 +448,18 @@ dbg_unicode(struct dbg_check *k, struct py_offsets *o, uint64_t size, uint64_t s
 }
 
 /*
- * PEP 768 (3.14): where a debugger writes its request.  A section that is
- * zero or does not validate leaves remote_debug false (reading stacks does
- * not need it); remote_exec.c then says PEP 768 is unavailable.
+ * PEP 768 (3.14, unchanged in 3.15): where a debugger writes its request.
+ * A section that is zero or does not validate leaves remote_debug false
+ * (reading stacks does not need it); remote_exec.c then says PEP 768 is
+ * unavailable.
  */
 static void
-dbg_debugger(struct py_offsets *o, const struct debug_offsets_314 *d)
+dbg_debugger(struct py_offsets *o, uint64_t threads_main, const struct dbg_debugger_support *d)
 {
 	struct dbg_check k = { .version = "", .cause = NULL, .bad = false };
-	uint64_t rds = d->debugger_support.remote_debugger_support;
-	uint64_t path = d->debugger_support.debugger_script_path;
-	uint64_t psize = d->debugger_support.debugger_script_path_size;
+	uint64_t rds = d->remote_debugger_support;
+	uint64_t path = d->debugger_script_path;
+	uint64_t psize = d->debugger_script_path_size;
 
 	o->remote_debug = false;
 	o->interp_threads_main = PYOFF_NONE;
@@ -466,58 +472,147 @@ dbg_debugger(struct py_offsets *o, const struct debug_offsets_314 *d)
 	if (rds == 0 || psize < 2 || psize > MAX_SCRIPT_PATH || rds >= (uint64_t)o->tstate_size)
 		return;
 	o->interp_threads_main = dbg_field(&k, "interpreter_state", "threads_main",
-	    o->interp_size, d->interpreter_state.threads_main, 8, 0);
+	    o->interp_size, threads_main, 8, 0);
 	o->interp_remote_debug_enabled = dbg_field(&k, "debugger_support",
-	    "remote_debugging_enabled", o->interp_size,
-	    d->debugger_support.remote_debugging_enabled, 4, 0);
+	    "remote_debugging_enabled", o->interp_size, d->remote_debugging_enabled, 4, 0);
 	o->tstate_eval_breaker = dbg_field(&k, "debugger_support", "eval_breaker",
-	    o->tstate_size, d->debugger_support.eval_breaker, 8, 0);
+	    o->tstate_size, d->eval_breaker, 8, 0);
 	/* The two inner offsets, relative to the thread state. */
 	dbg_field(&k, "debugger_support", "debugger_pending_call", o->tstate_size,
-	    rds + d->debugger_support.debugger_pending_call, 4, 0);
+	    rds + d->debugger_pending_call, 4, 0);
 	if (path > (uint64_t)o->tstate_size || rds + path > (uint64_t)o->tstate_size ||
 	    psize > (uint64_t)o->tstate_size - rds - path)
 		k.bad = true;
 	if (k.bad)
 		return;
 	o->tstate_remote_debugger_support = (int64_t)rds;
-	o->debugger_pending_call = (int64_t)d->debugger_support.debugger_pending_call;
+	o->debugger_pending_call = (int64_t)d->debugger_pending_call;
 	o->debugger_script_path = (int64_t)path;
 	o->debugger_script_path_size = (int64_t)psize;
 	o->remote_debug = true;
 }
 
-int
-pyruntime_parse_debug_offsets(const void *image, size_t len, uint32_t version_hex,
-    const char *version, const struct py_offsets *hdr, struct py_offsets *o, char **cause)
+/* One message for a minor version newer than this build knows, wherever found. */
+static int
+refuse_newer(char **cause, const char *prefix, const char *version)
 {
-	struct debug_offsets_head head;
-	struct dbg_check k = { .version = version, .cause = cause, .bad = false };
-	unsigned minor;
+	return fail(cause, FP_EVERSION, "%sCPython %s is newer than this flight_profiler knows "
+	    "(CPython 3.8 to 3.%u): upgrade flight_profiler", prefix, version,
+	    PYRUNTIME_NEWEST_MINOR);
+}
 
-	memset(o, 0, sizeof *o);
-	if (len < sizeof head)
-		return fail(cause, FP_EVERSION, "_Py_DebugOffsets: %zu bytes is too short", len);
-	memcpy(&head, image, sizeof head);
-	if (memcmp(head.cookie, debug_cookie, 8) != 0)
-		return fail(cause, FP_EVERSION, "_PyRuntime does not start with the _Py_DebugOffsets "
-		    "cookie \"xdebugpy\"");
-	if ((head.version >> 24) != 3 || (head.version >> 16) != (version_hex >> 16))
-		return fail(cause, FP_EVERSION, "_Py_DebugOffsets is for version 0x%llx, the binary "
-		    "says %s", (unsigned long long)head.version, version);
-	if (head.free_threaded)
-		return fail(cause, FP_EVERSION, "it runs a free-threaded CPython %s, which "
-		    "flight_profiler does not read yet", version);
-	minor = (unsigned)(head.version >> 16) & 0xff;
+/*
+ * 3.14 and 3.15 moved fields during their alphas and betas; only the
+ * release candidates' and releases' layout is described.
+ */
+static int
+refuse_prerelease(char **cause, uint64_t hex, const char *version)
+{
+	unsigned minor = (unsigned)(hex >> 16) & 0xff;
 
-	/*
-	 * What _Py_DebugOffsets does not publish (the GIL's condition variable,
-	 * the unicode state bits) comes from this minor version's headers when
-	 * they were configured, else stays unknown (GIL waits are then found
-	 * from native frames only) or takes the layout every version since 3.3
-	 * has had (the kind/compact/ascii bits).
-	 */
-	o->version_hex = (uint32_t)head.version;
+	return fail(cause, FP_EVERSION, "it runs a pre-release CPython %s (0x%08llx): the "
+	    "_Py_DebugOffsets layout changed during 3.%u's alphas and betas and only 3.%u's "
+	    "final layout is described; use 3.%u.0rc1 or later", version,
+	    (unsigned long long)hex, minor, minor, minor);
+}
+
+static int
+too_short(char **cause, size_t len, unsigned minor)
+{
+	return fail(cause, FP_EVERSION, "_Py_DebugOffsets: %zu bytes is too short for 3.%u's",
+	    len, minor);
+}
+
+/*
+ * What 3.14 and 3.15 do not publish, from their headers (the same in
+ * both): f_executable is a _PyStackRef whose low Py_TAG_BITS (3, with the
+ * GIL: pycore_stackref.h) are tags.  Each C call of the evaluation loop
+ * pushes an entry frame owned by FRAME_OWNED_BY_INTERPRETER (3: Python/
+ * ceval.c, "entry.frame.owner = FRAME_OWNED_BY_INTERPRETER" in 3.14 and
+ * 3.15); 3.15 also roots every thread's chain in a base frame of that
+ * owner.  3.14's enum still has FRAME_OWNED_BY_CSTACK = 4
+ * (pycore_interpframe_structs.h) though its ceval.c no longer assigns it:
+ * skipped as well, like CPython's own `owner >= FRAME_OWNED_BY_INTERPRETER`.
+ * 3.15 removed it.
+ */
+static void
+dbg_frames_314(struct py_offsets *o, unsigned minor)
+{
+	o->frame_owned_by_interpreter = 3;
+	o->frame_owned_by_cstack = minor == 14 ? 4 : PYOFF_NONE;
+	o->frame_code_tags = 3;
+}
+
+static int
+parse_313(const void *image, size_t len, const struct py_offsets *hdr, struct py_offsets *o,
+    struct dbg_check *k)
+{
+	struct debug_offsets_313 d;
+
+	if (len < sizeof d)
+		return too_short(k->cause, len, 13);
+	memcpy(&d, image, sizeof d);
+	DBG_COMMON(k, &d, o);
+	/* FRAME_OWNED_BY_CSTACK: 3 in 3.12 and 3.13 (pycore_frame.h). */
+	o->frame_owned_by_cstack = hdr ? hdr->frame_owned_by_cstack : 3;
+	return FP_OK;
+}
+
+static int
+parse_314(const void *image, size_t len, struct py_offsets *o, struct dbg_check *k)
+{
+	struct debug_offsets_314 d;
+
+	if (len < sizeof d)
+		return too_short(k->cause, len, 14);
+	memcpy(&d, image, sizeof d);
+	DBG_COMMON(k, &d, o);
+	dbg_frames_314(o, 14);
+	if (!k->bad)
+		dbg_debugger(o, d.interpreter_state.threads_main, &d.debugger_support);
+	return FP_OK;
+}
+
+/*
+ * 3.15 publishes sizeof(PyCompactUnicodeObject), which earlier readers
+ * took from the headers or assumed.  It does not publish anything this
+ * reader needs that 3.14 lacked: last_profiled_frame helps only a sampler
+ * that writes into the target, which reading stacks never does.
+ */
+static int
+parse_315(const void *image, size_t len, struct py_offsets *o, struct dbg_check *k)
+{
+	struct debug_offsets_315 d;
+	uint64_t compact;
+
+	if (len < sizeof d)
+		return too_short(k->cause, len, 15);
+	memcpy(&d, image, sizeof d);
+	DBG_COMMON(k, &d, o);
+	dbg_frames_314(o, 15);
+	compact = d.unicode_object.compactunicodeobject_size;
+	if (!k->bad && (compact <= d.unicode_object.asciiobject_size ||
+	    compact > d.unicode_object.size || compact > PYOFF_UNICODE_SPAN))
+		dbg_bad(k, "unicode_object.compactunicodeobject_size = %llu",
+		    (unsigned long long)compact);
+	o->unicode_compact_size = (int64_t)compact;
+	if (!k->bad)
+		dbg_debugger(o, d.interpreter_state.threads_main, &d.debugger_support);
+	return FP_OK;
+}
+
+/*
+ * What _Py_DebugOffsets does not publish (the GIL's condition variable,
+ * the unicode state bits) comes from this minor version's headers when
+ * they were configured, else stays unknown (GIL waits are then found from
+ * native frames only) or takes the layout every version since 3.3 has had
+ * (the kind/compact/ascii bits).
+ */
+static void
+dbg_defaults(struct py_offsets *o, uint32_t hex, const char *version,
+    const struct py_offsets *hdr)
+{
+	o->version_hex = hex;
 	o->version = version;
 	o->source = "_Py_DebugOffsets";
 	o->frame_model = PY_FRAMES_INTERP;
@@ -530,10 +625,12 @@ pyruntime_parse_debug_offsets(const void *image, size_t len, uint32_t version_he
 	o->tstate_cframe = PYOFF_NONE;
 	o->cframe_current_frame = PYOFF_NONE;
 	o->frame_is_entry = PYOFF_NONE;
+	o->unicode_compact_size = 0;	/* 3.15 publishes it; else derived at the end */
 	o->unicode_kind_shift = hdr ? hdr->unicode_kind_shift : 2;
 	o->unicode_kind_mask = hdr ? hdr->unicode_kind_mask : 7;
 	o->unicode_compact_bit = hdr ? hdr->unicode_compact_bit : 1u << 5;
 	o->unicode_ascii_bit = hdr ? hdr->unicode_ascii_bit : 1u << 6;
+	o->frame_code_tags = 0;
 	o->frame_owned_by_interpreter = PYOFF_NONE;
 	o->interp_threads_main = PYOFF_NONE;
 	o->interp_remote_debug_enabled = PYOFF_NONE;
@@ -541,52 +638,54 @@ pyruntime_parse_debug_offsets(const void *image, size_t len, uint32_t version_he
 	o->tstate_remote_debugger_support = PYOFF_NONE;
 	o->debugger_pending_call = PYOFF_NONE;
 	o->debugger_script_path = PYOFF_NONE;
+}
 
-	if (minor == 13) {
-		struct debug_offsets_313 d;
+int
+pyruntime_parse_debug_offsets(const void *image, size_t len, uint32_t version_hex,
+    const char *version, const struct py_offsets *hdr, struct py_offsets *o, char **cause)
+{
+	struct debug_offsets_head head;
+	struct dbg_check k = { .version = version, .cause = cause, .bad = false };
+	unsigned minor;
+	int rc;
 
-		if (len < sizeof d)
-			return fail(cause, FP_EVERSION, "_Py_DebugOffsets: %zu bytes is too short for 3.13's",
-			    len);
-		memcpy(&d, image, sizeof d);
-		DBG_COMMON(&k, &d, o);
-		/* FRAME_OWNED_BY_CSTACK: 3 in 3.12 and 3.13 (pycore_frame.h). */
-		o->frame_owned_by_cstack = hdr ? hdr->frame_owned_by_cstack : 3;
-	} else if (minor == 14) {
-		struct debug_offsets_314 d;
+	memset(o, 0, sizeof *o);
+	if (len < sizeof head)
+		return fail(cause, FP_EVERSION, "_Py_DebugOffsets: %zu bytes is too short", len);
+	memcpy(&head, image, sizeof head);
+	if (memcmp(head.cookie, debug_cookie, 8) != 0)
+		return fail(cause, FP_EVERSION, "_PyRuntime does not start with the _Py_DebugOffsets "
+		    "cookie \"xdebugpy\"");
+	if ((head.version >> 24) != 3 || (head.version >> 16) != (version_hex >> 16))
+		return fail(cause, FP_EVERSION, "_Py_DebugOffsets is for version 0x%llx, the binary "
+		    "says %s", (unsigned long long)head.version, version);
+	minor = (unsigned)(head.version >> 16) & 0xff;
+	if (minor > PYRUNTIME_NEWEST_MINOR)
+		return refuse_newer(cause, "", version);
+	if (head.free_threaded)
+		return fail(cause, FP_EVERSION, "CPython %s free-threaded (3.%ut) is not supported: "
+		    "its thread states and frames are read differently; use a default (GIL) build",
+		    version, minor);
+	if (minor >= 14 && (head.version & 0xf0) < 0xc0)
+		return refuse_prerelease(cause, head.version, version);
 
-		/*
-		 * The layout was settled during the 3.14 betas (the tlbc,
-		 * generation and llist_node fields came late): read release
-		 * candidates and releases only.
-		 */
-		if ((head.version & 0xf0) < 0xc0)
-			return fail(cause, FP_EVERSION, "it runs a pre-release CPython %s (0x%08llx): the "
-			    "_Py_DebugOffsets layout changed during 3.14's alphas and betas and only "
-			    "3.14's final layout is described; use 3.14.0rc1 or later", version,
-			    (unsigned long long)head.version);
-		if (len < sizeof d)
-			return fail(cause, FP_EVERSION, "_Py_DebugOffsets: %zu bytes is too short for 3.14's",
-			    len);
-		memcpy(&d, image, sizeof d);
-		DBG_COMMON(&k, &d, o);
-		/*
-		 * Not in _Py_DebugOffsets; from 3.14's pycore_interpframe_structs.h
-		 * and (GIL build) pycore_stackref.h.
-		 */
-		o->frame_owned_by_interpreter = 3;
-		o->frame_owned_by_cstack = 4;
-		o->frame_code_tags = 3;		/* Py_TAG_BITS */
-		if (!k.bad)
-			dbg_debugger(o, &d);
-	} else {
-		return fail(cause, FP_EVERSION, "it runs CPython %s, whose _Py_DebugOffsets layout is not "
-		    "described in this build (known layouts: 3.13, 3.14)", version);
-	}
+	dbg_defaults(o, (uint32_t)head.version, version, hdr);
+	if (minor == 13)
+		rc = parse_313(image, len, hdr, o, &k);
+	else if (minor == 14)
+		rc = parse_314(image, len, o, &k);
+	else if (minor == 15)
+		rc = parse_315(image, len, o, &k);
+	else
+		rc = fail(cause, FP_EVERSION, "it runs CPython %s, whose _Py_DebugOffsets layout is "
+		    "not described in this build (known layouts: 3.13, 3.14, 3.15)", version);
+	if (rc != FP_OK)
+		return rc;
 	if (k.bad)
 		return FP_EVERSION;
 	/* Derived sizes the readers rely on. */
-	o->unicode_compact_size = hdr ? hdr->unicode_compact_size : o->unicode_ascii_size + 16;
+	if (o->unicode_compact_size == 0)
+		o->unicode_compact_size = hdr ? hdr->unicode_compact_size : o->unicode_ascii_size + 16;
 	if (o->unicode_compact_size > PYOFF_UNICODE_SPAN)
 		return fail(cause, FP_EVERSION, "the _Py_DebugOffsets of CPython %s do not validate: "
 		    "unicode header of %lld bytes", version, (long long)o->unicode_compact_size);
@@ -597,12 +696,14 @@ pyruntime_parse_debug_offsets(const void *image, size_t len, uint32_t version_he
 static int
 offsets_from_debug(struct pyruntime *rt, char **cause)
 {
-	unsigned char image[sizeof(struct debug_offsets_314)];
+	unsigned char image[sizeof(struct debug_offsets_315)];
 	const struct py_offsets *hdr;
 	char *why = NULL;
 	int exact, rc;
 
-	_Static_assert(sizeof image >= sizeof(struct debug_offsets_313), "image holds 3.13's");
+	/* _PyRuntimeState is far larger than any layout: reading the largest is safe. */
+	_Static_assert(sizeof image >= sizeof(struct debug_offsets_313) &&
+	    sizeof image >= sizeof(struct debug_offsets_314), "image holds every layout");
 	if (mem_read(rt->pid, rt->runtime, image, sizeof image) != 0)
 		return fail(cause, FP_EEXITED, "cannot read _Py_DebugOffsets of process %d: %s",
 		    (int)rt->pid, strerror(errno));
@@ -653,11 +754,12 @@ choose_offsets(struct pyruntime *rt, char **cause)
 		return fail(cause, FP_EVERSION,
 		    "process %d runs CPython %s, which is not supported: flight_profiler reads CPython 3.8 and newer",
 		    (int)rt->pid, rt->version);
-	if (minor > PYRUNTIME_NEWEST_MINOR)
-		return fail(cause, FP_EVERSION,
-		    "process %d runs CPython %s: its _Py_DebugOffsets layout is not described in this build, "
-		    "which reads CPython 3.8 to 3.%u (tested: %s); a newer flight_profiler is needed",
-		    (int)rt->pid, rt->version, PYRUNTIME_NEWEST_MINOR, py_offsets_known_versions());
+	if (minor > PYRUNTIME_NEWEST_MINOR) {
+		char prefix[32];
+
+		snprintf(prefix, sizeof prefix, "process %d: ", (int)rt->pid);
+		return refuse_newer(cause, prefix, rt->version);
+	}
 	t = py_offsets_find(rt->version_hex, &exact);
 	if (t == NULL && minor < 13)
 		return fail(cause, FP_EVERSION,

@@ -15,9 +15,10 @@
  * prints the offsets in use to stderr (for tests and bug reports).
  *
  * CPython versions: 3.8–3.13 from the configured interpreters' headers
- * (3.13 also, and by default, from its _Py_DebugOffsets); 3.14 from its
- * _Py_DebugOffsets, written to the published 3.14 layout and not tested
- * against a live 3.14 here; 3.15+ is refused.
+ * (3.13 also, and by default, from its _Py_DebugOffsets); 3.14 and 3.15
+ * from their own _Py_DebugOffsets, written to the published layouts and
+ * never run against a live 3.14 or 3.15 here; 3.16+ and free-threaded
+ * builds are refused.
  */
 #ifndef FP_PYRUNTIME_H
 #define FP_PYRUNTIME_H
@@ -45,7 +46,7 @@ struct pyruntime {
 };
 
 /* The newest minor version whose _Py_DebugOffsets layout this build knows. */
-#define PYRUNTIME_NEWEST_MINOR	14
+#define PYRUNTIME_NEWEST_MINOR	15
 
 /* Returns an enum fp_status; *cause says why on failure. */
 int pyruntime_open(pid_t pid, struct pyruntime **rt, char **cause);
@@ -60,7 +61,8 @@ int pyruntime_main_interp(struct pyruntime *rt, uint64_t *interp, char **cause);
  * `version_hex` (what the binary says; `version` is its text, for
  * messages), that the build is not free-threaded and that every offset
  * used lies inside its structure, aligned, and inside what the readers
- * copy.  3.13 and 3.14 (rc and final) layouts are known, others refused.
+ * copy.  3.13, 3.14 and 3.15 (rc and final) layouts are known; a newer
+ * minor version is refused with a message saying so.
  * `hdr` (may be NULL) is the table built from the same minor version's
  * headers, for what _Py_DebugOffsets does not publish.  o->version points
  * at `version`.  Returns an enum fp_status (FP_EVERSION when refused).

@@ -2,13 +2,17 @@
  * debugoffsets unit test: pyruntime_parse_debug_offsets() against
  * synthetic _Py_DebugOffsets images.
  *
- * 3.14 (no 3.14 to read here): an image built from struct
- * debug_offsets_314 with a distinct value in every field, so that a field
- * read from the wrong place shows.  3.13: an image whose values are those
- * of the table generated from the 3.13 headers (when 3.13 was configured),
- * so the mapping is checked against the headers, not against itself.
- * Both: a wrong cookie, a free-threaded build, a version of another minor,
- * out-of-range and misaligned offsets are refused.
+ * 3.14 and 3.15 (neither can be run here): images built from struct
+ * debug_offsets_314 / _315 with a distinct value in every field, so that a
+ * field read from the wrong place shows.  The fields both versions have are
+ * filled from one list and checked by one function: 3.15 moved most of them
+ * (sections were inserted before them), so the same values at other places
+ * are what proves each version is read with its own layout.  3.13: an image
+ * whose values are those of the table generated from the 3.13 headers
+ * (when 3.13 was configured), so the mapping is checked against the
+ * headers, not against itself.  All: a wrong cookie, a free-threaded build,
+ * a version of another minor, a version newer than the newest known,
+ * pre-releases, out-of-range and misaligned offsets are refused.
  */
 #include "config.h"
 
@@ -21,136 +25,218 @@
 #include "core/util.h"
 #include "tests/unit/tap.h"
 
-#define V3140	0x030e00f0u	/* 3.14.0 final */
 #define V3130	0x030d00f0u
+#define V3140	0x030e00f0u	/* 3.14.0 final */
+#define V3150	0x030f00f0u	/* 3.15.0 final */
 
-/* ---- 3.14 ------------------------------------------------------------------ */
+/* ---- 3.14 and 3.15 ---------------------------------------------------------- */
 
 /*
- * Every field gets its own value, each a multiple of 8 so that the
- * alignment checks pass, all below the sizes (which are large and
- * distinct).
+ * Every field 3.14 and 3.15 share by name gets its own value, each a
+ * multiple of 8 so that the alignment checks pass, all below the sizes
+ * (which are large and distinct).  A macro: the two structures differ.
  */
+#define FILL_SHARED(d) do {							\
+	memcpy((d)->cookie, "xdebugpy", 8);					\
+	(d)->runtime_state.size = 300000;					\
+	(d)->runtime_state.finalizing = 608;					\
+	(d)->runtime_state.interpreters_head = 632;				\
+	(d)->interpreter_state.size = 200000;					\
+	(d)->interpreter_state.id = 8;						\
+	(d)->interpreter_state.next = 7264;					\
+	(d)->interpreter_state.threads_head = 7344;				\
+	(d)->interpreter_state.threads_main = 7352;				\
+	(d)->interpreter_state.gc = 9000;					\
+	(d)->interpreter_state.imports_modules = 7656;				\
+	(d)->interpreter_state.sysdict = 7700;					\
+	(d)->interpreter_state.builtins = 7708;					\
+	(d)->interpreter_state.ceval_gil = 16;					\
+	(d)->interpreter_state.gil_runtime_state = 40000;			\
+	(d)->interpreter_state.gil_runtime_state_locked = 40000 + 24;		\
+	(d)->interpreter_state.gil_runtime_state_holder = 40000 + 8;		\
+	(d)->interpreter_state.code_object_generation = 50000;			\
+	(d)->thread_state.size = 880;						\
+	(d)->thread_state.next = 8;						\
+	(d)->thread_state.interp = 16;						\
+	(d)->thread_state.current_frame = 72;					\
+	(d)->thread_state.thread_id = 152;					\
+	(d)->thread_state.native_thread_id = 160;				\
+	(d)->thread_state.datastack_chunk = 232;				\
+	(d)->thread_state.status = 40;						\
+	(d)->interpreter_frame.size = 88;					\
+	(d)->interpreter_frame.previous = 8;					\
+	(d)->interpreter_frame.instr_ptr = 56;					\
+	(d)->interpreter_frame.localsplus = 80;					\
+	(d)->interpreter_frame.owner = 74;					\
+	(d)->interpreter_frame.stackpointer = 64;				\
+	(d)->code_object.size = 216;						\
+	(d)->code_object.filename = 112;					\
+	(d)->code_object.name = 120;						\
+	(d)->code_object.qualname = 128;					\
+	(d)->code_object.linetable = 136;					\
+	(d)->code_object.firstlineno = 68;					\
+	(d)->code_object.argcount = 52;						\
+	(d)->code_object.localsplusnames = 96;					\
+	(d)->code_object.localspluskinds = 104;					\
+	(d)->code_object.co_code_adaptive = 208;				\
+	(d)->pyobject.size = 16;						\
+	(d)->pyobject.ob_type = 8;						\
+	(d)->type_object.size = 416;						\
+	(d)->type_object.tp_name = 24;						\
+	(d)->type_object.tp_repr = 88;						\
+	(d)->type_object.tp_flags = 168;					\
+	(d)->tuple_object = (struct dbg_seq_object){ 32, 24, 16 };		\
+	(d)->list_object = (struct dbg_seq_object){ 40, 24, 16 };		\
+	(d)->set_object = (struct dbg_set_object){ 200, 24, 40, 48 };		\
+	(d)->dict_object = (struct dbg_dict_object){ 48, 32, 40 };		\
+	(d)->float_object = (struct dbg_float_object){ 24, 16 };		\
+	(d)->long_object = (struct dbg_long_object){ 32, 16, 24 };		\
+	(d)->bytes_object = (struct dbg_bytes_object){ 40, 16, 33 };		\
+	(d)->unicode_object.size = 72;						\
+	(d)->unicode_object.state = 32;						\
+	(d)->unicode_object.length = 16;					\
+	(d)->unicode_object.asciiobject_size = 40;				\
+	(d)->gc.size = 400;							\
+	(d)->gc.collecting = 20;						\
+	(d)->gen_object = (struct dbg_gen_object){ 160, 24, 80, 67 };		\
+	(d)->llist_node = (struct dbg_llist_node){ 0, 8 };			\
+	(d)->debugger_support = (struct dbg_debugger_support){ 24, 328, 9104, 0, 4, 512 };	\
+} while (0)
+
 static void
 image_314(struct debug_offsets_314 *d)
 {
 	memset(d, 0, sizeof *d);
-	memcpy(d->cookie, "xdebugpy", 8);
 	d->version = V3140;
-	d->free_threaded = 0;
-	d->runtime_state.size = 300000;
-	d->runtime_state.finalizing = 608;
-	d->runtime_state.interpreters_head = 632;
+	FILL_SHARED(d);
+}
 
-	d->interpreter_state.size = 200000;
-	d->interpreter_state.id = 8;
-	d->interpreter_state.next = 7264;
-	d->interpreter_state.threads_head = 7344;
-	d->interpreter_state.threads_main = 7352;
-	d->interpreter_state.gc = 9000;
-	d->interpreter_state.imports_modules = 7656;
-	d->interpreter_state.sysdict = 7700;
-	d->interpreter_state.builtins = 7708;
-	d->interpreter_state.ceval_gil = 16;
-	d->interpreter_state.gil_runtime_state = 40000;
-	d->interpreter_state.gil_runtime_state_enabled = 0;
-	d->interpreter_state.gil_runtime_state_locked = 40000 + 24;
-	d->interpreter_state.gil_runtime_state_holder = 40000 + 8;
-	d->interpreter_state.code_object_generation = 50000;
-	d->interpreter_state.tlbc_generation = 0;
+/* What 3.15 adds, with values none of the shared fields has. */
+static void
+image_315(struct debug_offsets_315 *d)
+{
+	memset(d, 0, sizeof *d);
+	d->version = V3150;
+	FILL_SHARED(d);
+	d->thread_state.base_frame = 80;
+	d->thread_state.last_profiled_frame = 88;
+	d->thread_state.last_profiled_frame_seq = 96;
+	d->thread_state.holds_gil = 800;
+	d->thread_state.gil_requested = 804;
+	d->thread_state.current_exception = 808;
+	d->thread_state.exc_state = 816;
+	d->err_stackitem.exc_value = 0;
+	d->type_object.tp_basicsize = 32;
+	d->type_object.tp_dictoffset = 288;
+	d->heap_type_object.size = 920;
+	d->heap_type_object.ht_cached_keys = 872;
+	d->unicode_object.compactunicodeobject_size = 64;
+	d->gc.frame = 48;
+	d->gc.generation_stats_size = 96;
+	d->gc.generation_stats = 56;
+}
 
-	d->thread_state.size = 880;
-	d->thread_state.prev = 0;
-	d->thread_state.next = 8;
-	d->thread_state.interp = 16;
-	d->thread_state.current_frame = 72;
-	d->thread_state.thread_id = 152;
-	d->thread_state.native_thread_id = 160;
-	d->thread_state.datastack_chunk = 232;
-	d->thread_state.status = 40;
-
-	d->interpreter_frame.size = 88;
-	d->interpreter_frame.previous = 8;
-	d->interpreter_frame.executable = 0;
-	d->interpreter_frame.instr_ptr = 56;
-	d->interpreter_frame.localsplus = 80;
-	d->interpreter_frame.owner = 74;
-	d->interpreter_frame.stackpointer = 64;
-	d->interpreter_frame.tlbc_index = 0;
-
-	d->code_object.size = 216;
-	d->code_object.filename = 112;
-	d->code_object.name = 120;
-	d->code_object.qualname = 128;
-	d->code_object.linetable = 136;
-	d->code_object.firstlineno = 68;
-	d->code_object.argcount = 52;
-	d->code_object.localsplusnames = 96;
-	d->code_object.localspluskinds = 104;
-	d->code_object.co_code_adaptive = 208;
-	d->code_object.co_tlbc = 0;
-
-	d->pyobject.size = 16;
-	d->pyobject.ob_type = 8;
-	d->type_object.size = 416;
-	d->type_object.tp_name = 24;
-	d->type_object.tp_repr = 88;
-	d->type_object.tp_flags = 168;
-	d->tuple_object.size = 32;
-	d->tuple_object.ob_item = 24;
-	d->tuple_object.ob_size = 16;
-	d->list_object.size = 40;
-	d->list_object.ob_item = 24;
-	d->list_object.ob_size = 16;
-	d->set_object.size = 200;
-	d->set_object.used = 24;
-	d->set_object.table = 40;
-	d->set_object.mask = 48;
-	d->dict_object.size = 48;
-	d->dict_object.ma_keys = 32;
-	d->dict_object.ma_values = 40;
-	d->float_object.size = 24;
-	d->float_object.ob_fval = 16;
-	d->long_object.size = 32;
-	d->long_object.lv_tag = 16;
-	d->long_object.ob_digit = 24;
-	d->bytes_object.size = 40;
-	d->bytes_object.ob_size = 16;
-	d->bytes_object.ob_sval = 33;
-	d->unicode_object.size = 72;
-	d->unicode_object.state = 32;
-	d->unicode_object.length = 16;
-	d->unicode_object.asciiobject_size = 40;
-	d->gc.size = 400;
-	d->gc.collecting = 20;
-	d->gen_object.size = 160;
-	d->gen_object.gi_name = 24;
-	d->gen_object.gi_iframe = 80;
-	d->gen_object.gi_frame_state = 67;
-	d->llist_node.next = 0;
-	d->llist_node.prev = 8;
-	d->debugger_support.eval_breaker = 24;
-	d->debugger_support.remote_debugger_support = 328;
-	d->debugger_support.remote_debugging_enabled = 9104;
-	d->debugger_support.debugger_pending_call = 0;
-	d->debugger_support.debugger_script_path = 4;
-	d->debugger_support.debugger_script_path_size = 512;
+static int
+parse_named(const void *img, size_t len, uint32_t version_hex, const char *version,
+    const struct py_offsets *hdr, struct py_offsets *o, char **cause)
+{
+	free(*cause);
+	*cause = NULL;
+	return pyruntime_parse_debug_offsets(img, len, version_hex, version, hdr, o, cause);
 }
 
 static int
 parse(const void *img, size_t len, uint32_t version_hex, const struct py_offsets *hdr,
     struct py_offsets *o, char **cause)
 {
-	free(*cause);
-	*cause = NULL;
-	return pyruntime_parse_debug_offsets(img, len, version_hex, "3.x", hdr, o, cause);
+	return parse_named(img, len, version_hex, "3.x", hdr, o, cause);
+}
+
+/* What FILL_SHARED put in, as read back through a version's own layout. */
+static void
+check_shared(const struct py_offsets *o, const char *v)
+{
+	is_str(o->source, "_Py_DebugOffsets", "%s: source", v);
+	is_int(o->frame_model, PY_FRAMES_INTERP, "%s: frame model", v);
+	is_int(o->runtime_size, 300000, "%s: runtime_state.size", v);
+	is_int(o->runtime_finalizing, 608, "%s: runtime_state.finalizing", v);
+	is_int(o->runtime_interp_head, 632, "%s: runtime_state.interpreters_head", v);
+	is_int(o->runtime_tstate_current, PYOFF_NONE, "%s: no gilstate.tstate_current", v);
+	is_int(o->runtime_gil, PYOFF_NONE, "%s: no runtime GIL", v);
+	is_int(o->interp_size, 200000, "%s: interpreter_state.size", v);
+	is_int(o->interp_next, 7264, "%s: interpreter_state.next", v);
+	is_int(o->interp_tstate_head, 7344, "%s: interpreter_state.threads_head", v);
+	is_int(o->interp_threads_main, 7352, "%s: interpreter_state.threads_main", v);
+	is_int(o->interp_gil_ptr, 16, "%s: interpreter_state.ceval_gil", v);
+	is_int(o->interp_modules, 7656, "%s: interpreter_state.imports_modules", v);
+	is_int(o->interp_runtime, PYOFF_NONE, "%s: no interp->runtime without headers", v);
+	is_int(o->gil_last_holder, 8, "%s: GIL holder, relative to the GIL", v);
+	is_int(o->gil_locked, 24, "%s: GIL locked, relative to the GIL", v);
+	is_int(o->gil_cond, PYOFF_NONE, "%s: no GIL cond without headers", v);
+	is_int(o->tstate_size, 880, "%s: thread_state.size", v);
+	is_int(o->tstate_next, 8, "%s: thread_state.next", v);
+	is_int(o->tstate_interp, 16, "%s: thread_state.interp", v);
+	is_int(o->tstate_frame, 72, "%s: thread_state.current_frame", v);
+	is_int(o->tstate_cframe, PYOFF_NONE, "%s: no cframe", v);
+	is_int(o->tstate_thread_id, 152, "%s: thread_state.thread_id", v);
+	is_int(o->tstate_native_thread_id, 160, "%s: thread_state.native_thread_id", v);
+	is_int(o->tstate_datastack_chunk, 232, "%s: thread_state.datastack_chunk", v);
+	is_int(o->frame_size, 88, "%s: interpreter_frame.size", v);
+	is_int(o->frame_back, 8, "%s: interpreter_frame.previous", v);
+	is_int(o->frame_code, 0, "%s: interpreter_frame.executable", v);
+	is_int(o->frame_lasti, 56, "%s: interpreter_frame.instr_ptr", v);
+	is_int(o->frame_owner, 74, "%s: interpreter_frame.owner", v);
+	is_int(o->frame_is_entry, PYOFF_NONE, "%s: no is_entry", v);
+	is_int(o->frame_code_tags, 3, "%s: f_executable is a _PyStackRef: Py_TAG_BITS 3", v);
+	is_int(o->frame_owned_by_interpreter, 3, "%s: FRAME_OWNED_BY_INTERPRETER = 3", v);
+	is_int(o->code_size, 216, "%s: code_object.size", v);
+	is_int(o->code_filename, 112, "%s: code_object.filename", v);
+	is_int(o->code_name, 120, "%s: code_object.name", v);
+	is_int(o->code_qualname, 128, "%s: code_object.qualname", v);
+	is_int(o->code_linetable, 136, "%s: code_object.linetable", v);
+	is_int(o->code_firstlineno, 68, "%s: code_object.firstlineno", v);
+	is_int(o->code_code_adaptive, 208, "%s: code_object.co_code_adaptive", v);
+	is_int(o->object_type, 8, "%s: pyobject.ob_type", v);
+	is_int(o->type_name, 24, "%s: type_object.tp_name", v);
+	is_int(o->bytes_size, 16, "%s: bytes_object.ob_size", v);
+	is_int(o->bytes_sval, 33, "%s: bytes_object.ob_sval", v);
+	is_int(o->unicode_state, 32, "%s: unicode_object.state", v);
+	is_int(o->unicode_length, 16, "%s: unicode_object.length", v);
+	is_int(o->unicode_ascii_size, 40, "%s: unicode_object.asciiobject_size", v);
+	ok(o->unicode_kind_shift == 2 && o->unicode_kind_mask == 7 &&
+	    o->unicode_compact_bit == 32 && o->unicode_ascii_bit == 64,
+	    "%s: unicode state bits as since 3.3", v);
+	ok(o->remote_debug, "%s: debugger_support is usable", v);
+	is_int(o->tstate_eval_breaker, 24, "%s: debugger_support.eval_breaker", v);
+	is_int(o->tstate_remote_debugger_support, 328, "%s: debugger_support.remote_debugger_support", v);
+	is_int(o->interp_remote_debug_enabled, 9104, "%s: debugger_support.remote_debugging_enabled", v);
+	is_int(o->debugger_pending_call, 0, "%s: debugger_support.debugger_pending_call", v);
+	is_int(o->debugger_script_path, 4, "%s: debugger_support.debugger_script_path", v);
+	is_int(o->debugger_script_path_size, 512, "%s: debugger_support.debugger_script_path_size", v);
+}
+
+/* Headers of the same minor version, when configured: what they add. */
+static void
+fake_headers(struct py_offsets *hdr)
+{
+	memset(hdr, 0, sizeof *hdr);
+	hdr->interp_runtime = 7376;
+	hdr->gil_size = 208;
+	hdr->gil_cond = 32;
+	hdr->gil_mutex = 80;
+	hdr->unicode_compact_size = 56;
+	hdr->unicode_kind_shift = 2;
+	hdr->unicode_kind_mask = 7;
+	hdr->unicode_compact_bit = 32;
+	hdr->unicode_ascii_bit = 64;
+	hdr->frame_owned_by_cstack = 3;	/* a 3.13 value must not leak into 3.14+ */
 }
 
 static void
 test_314(void)
 {
 	struct debug_offsets_314 d, bad;
-	struct py_offsets o;
+	struct py_offsets o, hdr;
 	char *cause = NULL;
 	int rc;
 
@@ -158,88 +244,16 @@ test_314(void)
 	rc = parse(&d, sizeof d, V3140, NULL, &o, &cause);
 	if (!is_int(rc, FP_OK, "3.14: a valid image parses"))
 		diag("%s", cause ? cause : "(no cause)");
-
-	is_str(o.source, "_Py_DebugOffsets", "3.14: source");
 	is_int(o.version_hex, V3140, "3.14: version_hex");
-	is_int(o.frame_model, PY_FRAMES_INTERP, "3.14: frame model");
-	is_int(o.runtime_size, 300000, "runtime_state.size");
-	is_int(o.runtime_finalizing, 608, "runtime_state.finalizing");
-	is_int(o.runtime_interp_head, 632, "runtime_state.interpreters_head");
-	is_int(o.runtime_tstate_current, PYOFF_NONE, "no gilstate.tstate_current");
-	is_int(o.runtime_gil, PYOFF_NONE, "no runtime GIL");
-	is_int(o.interp_size, 200000, "interpreter_state.size");
-	is_int(o.interp_next, 7264, "interpreter_state.next");
-	is_int(o.interp_tstate_head, 7344, "interpreter_state.threads_head");
-	is_int(o.interp_threads_main, 7352, "interpreter_state.threads_main (3.14)");
-	is_int(o.interp_gil_ptr, 16, "interpreter_state.ceval_gil");
-	is_int(o.interp_modules, 7656, "interpreter_state.imports_modules");
-	is_int(o.interp_runtime, PYOFF_NONE, "no interp->runtime without headers");
-	is_int(o.gil_last_holder, 8, "GIL holder, relative to the GIL");
-	is_int(o.gil_locked, 24, "GIL locked, relative to the GIL");
-	is_int(o.gil_cond, PYOFF_NONE, "no GIL cond without headers");
-	is_int(o.tstate_size, 880, "thread_state.size");
-	is_int(o.tstate_next, 8, "thread_state.next");
-	is_int(o.tstate_interp, 16, "thread_state.interp");
-	is_int(o.tstate_frame, 72, "thread_state.current_frame");
-	is_int(o.tstate_cframe, PYOFF_NONE, "no cframe");
-	is_int(o.tstate_thread_id, 152, "thread_state.thread_id");
-	is_int(o.tstate_native_thread_id, 160, "thread_state.native_thread_id");
-	is_int(o.tstate_datastack_chunk, 232, "thread_state.datastack_chunk");
-	is_int(o.frame_size, 88, "interpreter_frame.size");
-	is_int(o.frame_back, 8, "interpreter_frame.previous");
-	is_int(o.frame_code, 0, "interpreter_frame.executable");
-	is_int(o.frame_lasti, 56, "interpreter_frame.instr_ptr");
-	is_int(o.frame_owner, 74, "interpreter_frame.owner");
-	is_int(o.frame_is_entry, PYOFF_NONE, "no is_entry");
-	is_int(o.frame_code_tags, 3, "f_executable is a _PyStackRef: Py_TAG_BITS 3");
-	is_int(o.frame_owned_by_interpreter, 3, "FRAME_OWNED_BY_INTERPRETER = 3");
-	is_int(o.frame_owned_by_cstack, 4, "FRAME_OWNED_BY_CSTACK = 4");
-	is_int(o.code_size, 216, "code_object.size");
-	is_int(o.code_filename, 112, "code_object.filename");
-	is_int(o.code_name, 120, "code_object.name");
-	is_int(o.code_qualname, 128, "code_object.qualname");
-	is_int(o.code_linetable, 136, "code_object.linetable");
-	is_int(o.code_firstlineno, 68, "code_object.firstlineno");
-	is_int(o.code_code_adaptive, 208, "code_object.co_code_adaptive");
-	is_int(o.object_type, 8, "pyobject.ob_type");
-	is_int(o.type_name, 24, "type_object.tp_name");
-	is_int(o.bytes_size, 16, "bytes_object.ob_size");
-	is_int(o.bytes_sval, 33, "bytes_object.ob_sval");
-	is_int(o.unicode_state, 32, "unicode_object.state");
-	is_int(o.unicode_length, 16, "unicode_object.length");
-	is_int(o.unicode_ascii_size, 40, "unicode_object.asciiobject_size");
-	is_int(o.unicode_compact_size, 56, "compact header = ascii + 16 without headers");
-	ok(o.unicode_kind_shift == 2 && o.unicode_kind_mask == 7 &&
-	    o.unicode_compact_bit == 32 && o.unicode_ascii_bit == 64,
-	    "unicode state bits as since 3.3");
-	ok(o.remote_debug, "3.14: debugger_support is usable");
-	is_int(o.tstate_eval_breaker, 24, "debugger_support.eval_breaker");
-	is_int(o.tstate_remote_debugger_support, 328, "debugger_support.remote_debugger_support");
-	is_int(o.interp_remote_debug_enabled, 9104, "debugger_support.remote_debugging_enabled");
-	is_int(o.debugger_pending_call, 0, "debugger_support.debugger_pending_call");
-	is_int(o.debugger_script_path, 4, "debugger_support.debugger_script_path");
-	is_int(o.debugger_script_path_size, 512, "debugger_support.debugger_script_path_size");
+	check_shared(&o, "3.14");
+	is_int(o.frame_owned_by_cstack, 4, "3.14: FRAME_OWNED_BY_CSTACK = 4, skipped too");
+	is_int(o.unicode_compact_size, 56, "3.14: compact header = ascii + 16 without headers");
 
-	/* What the headers add when they are there. */
-	{
-		struct py_offsets hdr;
-
-		memset(&hdr, 0, sizeof hdr);
-		hdr.interp_runtime = 7376;
-		hdr.gil_size = 208;
-		hdr.gil_cond = 32;
-		hdr.gil_mutex = 80;
-		hdr.unicode_compact_size = 56;
-		hdr.unicode_kind_shift = 2;
-		hdr.unicode_kind_mask = 7;
-		hdr.unicode_compact_bit = 32;
-		hdr.unicode_ascii_bit = 64;
-		hdr.frame_owned_by_cstack = 3;	/* a 3.13 value must not leak into 3.14 */
-		rc = parse(&d, sizeof d, V3140, &hdr, &o, &cause);
-		ok(rc == FP_OK && o.interp_runtime == 7376 && o.gil_cond == 32 &&
-		    o.gil_mutex == 80 && o.gil_size == 208 && o.frame_owned_by_cstack == 4,
-		    "3.14 with headers: unpublished fields from them, owner values from 3.14");
-	}
+	fake_headers(&hdr);
+	rc = parse(&d, sizeof d, V3140, &hdr, &o, &cause);
+	ok(rc == FP_OK && o.interp_runtime == 7376 && o.gil_cond == 32 &&
+	    o.gil_mutex == 80 && o.gil_size == 208 && o.frame_owned_by_cstack == 4,
+	    "3.14 with headers: unpublished fields from them, owner values from 3.14");
 
 	/* Refusals. */
 	bad = d;
@@ -251,6 +265,11 @@ test_314(void)
 	rc = parse(&bad, sizeof bad, V3140, NULL, &o, &cause);
 	ok(rc == FP_EVERSION && cause && strstr(cause, "free-threaded"),
 	    "3.14: a free-threaded build is refused");
+	rc = parse_named(&bad, sizeof bad, V3140, "3.14.0", NULL, &o, &cause);
+	if (!ok(cause && strcmp(cause, "CPython 3.14.0 free-threaded (3.14t) is not supported: "
+	    "its thread states and frames are read differently; use a default (GIL) build") == 0,
+	    "3.14: the refusal names the free-threaded build and says what to use"))
+		diag("%s", cause ? cause : "(no cause)");
 	rc = parse(&d, sizeof d, V3130, NULL, &o, &cause);
 	ok(rc == FP_EVERSION, "3.14 offsets in a binary that says 3.13 are refused");
 	rc = parse(&d, sizeof d - 8, V3140, NULL, &o, &cause);
@@ -262,10 +281,6 @@ test_314(void)
 	bad.version = 0x030e00c1;
 	rc = parse(&bad, sizeof bad, 0x030e00c1, NULL, &o, &cause);
 	is_int(rc, FP_OK, "3.14 release candidates are read");
-	bad = d;
-	bad.version = 0x030f00f0;
-	rc = parse(&bad, sizeof bad, 0x030f00f0, NULL, &o, &cause);
-	ok(rc == FP_EVERSION && cause && strstr(cause, "not described"), "3.15 is refused");
 
 	bad = d;
 	bad.thread_state.current_frame = 880;
@@ -323,6 +338,89 @@ test_314(void)
 	bad.interpreter_state.threads_main = 7353;
 	rc = parse(&bad, sizeof bad, V3140, NULL, &o, &cause);
 	ok(rc == FP_OK && !o.remote_debug, "a misaligned threads_main: no remote debug");
+	free(cause);
+}
+
+static void
+test_315(void)
+{
+	struct debug_offsets_315 d, bad;
+	struct py_offsets o, hdr;
+	char *cause = NULL;
+	int rc;
+
+	image_315(&d);
+	rc = parse(&d, sizeof d, V3150, NULL, &o, &cause);
+	if (!is_int(rc, FP_OK, "3.15: a valid image parses"))
+		diag("%s", cause ? cause : "(no cause)");
+	is_int(o.version_hex, V3150, "3.15: version_hex");
+	check_shared(&o, "3.15");
+	is_int(o.frame_owned_by_cstack, PYOFF_NONE, "3.15: no FRAME_OWNED_BY_CSTACK");
+	is_int(o.unicode_compact_size, 64, "3.15: compactunicodeobject_size as published");
+
+	fake_headers(&hdr);
+	rc = parse(&d, sizeof d, V3150, &hdr, &o, &cause);
+	ok(rc == FP_OK && o.interp_runtime == 7376 && o.gil_cond == 32 &&
+	    o.frame_owned_by_cstack == PYOFF_NONE && o.unicode_compact_size == 64,
+	    "3.15 with headers: unpublished fields from them, published ones from the image");
+
+	/* Pre-releases, builds and versions. */
+	bad = d;
+	bad.version = 0x030f00b4;
+	rc = parse(&bad, sizeof bad, 0x030f00b4, NULL, &o, &cause);
+	ok(rc == FP_EVERSION && cause && strstr(cause, "pre-release") && strstr(cause, "3.15.0rc1"),
+	    "3.15 betas are refused (b4 moved the thread state)");
+	bad.version = 0x030f00c1;
+	rc = parse(&bad, sizeof bad, 0x030f00c1, NULL, &o, &cause);
+	is_int(rc, FP_OK, "3.15 release candidates are read");
+	bad = d;
+	bad.free_threaded = 1;
+	rc = parse_named(&bad, sizeof bad, V3150, "3.15.0", NULL, &o, &cause);
+	if (!ok(rc == FP_EVERSION && cause && strcmp(cause, "CPython 3.15.0 free-threaded (3.15t) "
+	    "is not supported: its thread states and frames are read differently; use a default "
+	    "(GIL) build") == 0, "3.15: a free-threaded build is refused, and named"))
+		diag("%s", cause ? cause : "(no cause)");
+	bad = d;
+	bad.version = 0x031000a1;
+	rc = parse_named(&bad, sizeof bad, 0x031000a1, "3.16.0a1", NULL, &o, &cause);
+	if (!ok(rc == FP_EVERSION && cause && strcmp(cause, "CPython 3.16.0a1 is newer than this "
+	    "flight_profiler knows (CPython 3.8 to 3.15): upgrade flight_profiler") == 0,
+	    "a version newer than the newest known is refused, named, with what to do"))
+		diag("%s", cause ? cause : "(no cause)");
+	rc = parse(&d, sizeof d, V3140, NULL, &o, &cause);
+	ok(rc == FP_EVERSION, "3.15 offsets in a binary that says 3.14 are refused");
+	rc = parse(&d, sizeof(struct debug_offsets_314), V3150, NULL, &o, &cause);
+	ok(rc == FP_EVERSION && cause && strstr(cause, "too short for 3.15"),
+	    "3.15: an image of 3.14's size is too short");
+
+	/* Offsets that do not validate, in what 3.15 moved or added. */
+	bad = d;
+	bad.thread_state.native_thread_id = 880;
+	rc = parse(&bad, sizeof bad, V3150, NULL, &o, &cause);
+	ok(rc == FP_EVERSION && cause && strstr(cause, "thread_state.native_thread_id"),
+	    "3.15: a thread-state offset at its structure's end is refused, and named");
+	bad = d;
+	bad.interpreter_frame.executable = 4;
+	rc = parse(&bad, sizeof bad, V3150, NULL, &o, &cause);
+	ok(rc == FP_EVERSION && cause && strstr(cause, "interpreter_frame.executable"),
+	    "3.15: a misaligned f_executable is refused");
+	bad = d;
+	bad.code_object.size = 1u << 30;
+	rc = parse(&bad, sizeof bad, V3150, NULL, &o, &cause);
+	ok(rc == FP_EVERSION && cause && strstr(cause, "code_object.size"),
+	    "3.15: an absurd structure size is refused");
+	bad = d;
+	bad.unicode_object.compactunicodeobject_size = 40;
+	rc = parse(&bad, sizeof bad, V3150, NULL, &o, &cause);
+	ok(rc == FP_EVERSION && cause && strstr(cause, "compactunicodeobject_size"),
+	    "3.15: a compact header no larger than the ASCII one is refused");
+	bad.unicode_object.compactunicodeobject_size = 80;
+	rc = parse(&bad, sizeof bad, V3150, NULL, &o, &cause);
+	ok(rc == FP_EVERSION, "3.15: a compact header larger than the object is refused");
+	bad = d;
+	memset(&bad.debugger_support, 0, sizeof bad.debugger_support);
+	rc = parse(&bad, sizeof bad, V3150, NULL, &o, &cause);
+	ok(rc == FP_OK && !o.remote_debug, "3.15: a zero debugger_support: stacks read, no remote debug");
 	free(cause);
 }
 
@@ -460,6 +558,7 @@ int
 main(void)
 {
 	test_314();
+	test_315();
 	test_313();
 	return done_testing();
 }
