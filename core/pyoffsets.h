@@ -109,7 +109,8 @@ struct py_offsets {
 	 * FRAME_OWNED_BY_INTERPRETER = 3 (the entry frame each C call of the
 	 * evaluation loop pushes) before FRAME_OWNED_BY_CSTACK, now 4
 	 * (pycore_interpframe_structs.h); both mark frames that are not Python
-	 * code.
+	 * code.  3.15 removed FRAME_OWNED_BY_CSTACK (frame_owned_by_cstack is
+	 * then PYOFF_NONE) and keeps the rest.
 	 */
 	uint64_t frame_code_tags;		/* 0: a plain pointer (<= 3.13) */
 	int64_t frame_owned_by_interpreter;	/* PYOFF_NONE before 3.14 */

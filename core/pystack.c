@@ -447,9 +447,12 @@ read_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
 		    (o->frame_owned_by_interpreter != PYOFF_NONE &&
 		    owner == o->frame_owned_by_interpreter)) {
 			/*
-			 * 3.12+: a shim frame below each C call's first frame
-			 * (3.12–3.13 FRAME_OWNED_BY_CSTACK; 3.14 also
-			 * FRAME_OWNED_BY_INTERPRETER, its entry frame).
+			 * 3.12+: a shim frame below each C call's first frame:
+			 * FRAME_OWNED_BY_CSTACK in 3.12–3.13,
+			 * FRAME_OWNED_BY_INTERPRETER in 3.14–3.15 (ceval.c's
+			 * entry frame; 3.15 also ends each thread's chain in a
+			 * base frame of that owner).  3.14's CSTACK (4) is
+			 * assigned nowhere but skipped as CPython's readers do.
 			 */
 			if (t->nframes > 0)
 				t->frames[t->nframes - 1].entry = true;

@@ -17,7 +17,7 @@
 
 #define ENV_DISABLE	"PYTHON_DISABLE_REMOTE_DEBUG"
 #define XOPT_DISABLE	"disable-remote-debug"
-/* _PY_EVAL_PLEASE_STOP_BIT (1U << 5), Include/internal/pycore_ceval.h of 3.14. */
+/* _PY_EVAL_PLEASE_STOP_BIT (1U << 5), Include/internal/pycore_ceval.h of 3.14 and 3.15. */
 #define EVAL_PLEASE_STOP_BIT	(1ull << 5)
 #define MAX_THREADS	4096
 
