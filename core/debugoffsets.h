@@ -1,19 +1,52 @@
 /*
- * debugoffsets — the layouts of CPython's _Py_DebugOffsets, one per minor
- * version, as the interpreter publishes them at the start of _PyRuntime.
+ * debugoffsets — CPython's _Py_DebugOffsets (3.13+), the table of struct
+ * sizes and field offsets the interpreter publishes at the start of
+ * _PyRuntime: its layout per minor version, and the parser that turns an
+ * image of it into the offsets the readers use.
  *
  * Each structure mirrors upstream field for field (all uint64_t after the
  * cookie); the layout changes between minor versions (fields are inserted,
  * sections added), so a structure is never reused for another minor
  * version.  A section that did not change is one named type below, so that
- * a version's structure reads as upstream's list of sections.  pyruntime.c
- * reads them; tests build images from them.  Nothing here may be guessed:
- * a field is added only as upstream spells it.
+ * a version's structure reads as upstream's list of sections.  Nothing
+ * here may be guessed: a field is added only as upstream spells it.  The
+ * image comes from another process: every offset is checked before it is
+ * used, and nothing here reads or writes the target.
  */
 #ifndef FP_DEBUGOFFSETS_H
 #define FP_DEBUGOFFSETS_H
 
+#include <stddef.h>
 #include <stdint.h>
+
+#include "core/pyoffsets.h"
+
+#define DEBUG_OFFSETS_COOKIE	"xdebugpy"	/* its first 8 bytes, no NUL */
+
+/* The newest minor version whose layout this build knows. */
+#define DEBUG_OFFSETS_NEWEST_MINOR	15
+
+/*
+ * Fill *o from `image`, the first `len` bytes of a _PyRuntime: check the
+ * cookie, that its version has the minor version of `version_hex` (what
+ * the binary says; `version` is its text, for messages), that the build is
+ * not free-threaded and that every offset used lies inside its structure,
+ * aligned, and inside what the readers copy.  3.13, 3.14 and 3.15 (rc and
+ * final) layouts are known; a newer minor version is refused with a
+ * message saying so.  `hdr` (may be NULL) is the table built from the same
+ * minor version's headers, for what _Py_DebugOffsets does not publish.
+ * o->version points at `version`.  Returns an enum fp_status (FP_EVERSION
+ * when refused).
+ */
+int debug_offsets_parse(const void *image, size_t len, uint32_t version_hex,
+    const char *version, const struct py_offsets *hdr, struct py_offsets *o, char **cause);
+
+/*
+ * The refusal of a minor version newer than DEBUG_OFFSETS_NEWEST_MINOR,
+ * after `prefix` ("" or "process 12: "), wherever it is found.  Returns
+ * FP_EVERSION.
+ */
+int debug_offsets_refuse_newer(char **cause, const char *prefix, const char *version);
 
 /* The first three fields are common to every version. */
 struct debug_offsets_head {

@@ -45,30 +45,12 @@ struct pyruntime {
 	struct proc_maps maps;	/* the maps when opened */
 };
 
-/* The newest minor version whose _Py_DebugOffsets layout this build knows. */
-#define PYRUNTIME_NEWEST_MINOR	15
-
 /* Returns an enum fp_status; *cause says why on failure. */
 int pyruntime_open(pid_t pid, struct pyruntime **rt, char **cause);
 void pyruntime_close(struct pyruntime *rt);
 
 /* Address of the first interpreter; 0 with *cause when not initialized. */
 int pyruntime_main_interp(struct pyruntime *rt, uint64_t *interp, char **cause);
-
-/*
- * Fill *o from `image`, the first `len` bytes of a _PyRuntime: check the
- * _Py_DebugOffsets cookie, that its version has the minor version of
- * `version_hex` (what the binary says; `version` is its text, for
- * messages), that the build is not free-threaded and that every offset
- * used lies inside its structure, aligned, and inside what the readers
- * copy.  3.13, 3.14 and 3.15 (rc and final) layouts are known; a newer
- * minor version is refused with a message saying so.
- * `hdr` (may be NULL) is the table built from the same minor version's
- * headers, for what _Py_DebugOffsets does not publish.  o->version points
- * at `version`.  Returns an enum fp_status (FP_EVERSION when refused).
- */
-int pyruntime_parse_debug_offsets(const void *image, size_t len, uint32_t version_hex,
-    const char *version, const struct py_offsets *hdr, struct py_offsets *o, char **cause);
 
 /* Print every offset of *o, one "name = value" a line, after `prefix`. */
 void pyruntime_dump_offsets(const struct py_offsets *o, FILE *out, const char *prefix);

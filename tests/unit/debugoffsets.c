@@ -1,5 +1,5 @@
 /*
- * debugoffsets unit test: pyruntime_parse_debug_offsets() against
+ * debugoffsets unit test: debug_offsets_parse() against
  * synthetic _Py_DebugOffsets images.
  *
  * 3.14 and 3.15 (neither can be run here): images built from struct
@@ -142,7 +142,7 @@ parse_named(const void *img, size_t len, uint32_t version_hex, const char *versi
 {
 	free(*cause);
 	*cause = NULL;
-	return pyruntime_parse_debug_offsets(img, len, version_hex, version, hdr, o, cause);
+	return debug_offsets_parse(img, len, version_hex, version, hdr, o, cause);
 }
 
 static int
