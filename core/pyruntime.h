@@ -11,7 +11,7 @@
  *
  * FP_RUNTIME_LAYER=section|symbol|cookie|scan in the environment forces one
  * layer (for tests); FP_OFFSETS=headers|debug forces the offsets source for
- * 3.13 (3.14 is read from its _Py_DebugOffsets only); FP_DUMP_OFFSETS=1
+ * 3.13 (3.14+ only from _Py_DebugOffsets); FP_DUMP_OFFSETS=1
  * prints the offsets in use to stderr (for tests and bug reports).
  *
  * CPython versions: 3.8–3.13 from the configured interpreters' headers
