@@ -275,9 +275,10 @@ theme_parse(struct theme *t, const char *text, const char *filename, struct sbuf
 	return bad;
 }
 
-/* The directories searched for NAME.theme, in order; free with free(). */
+/* The directories searched for NAME.theme, in order, the installed one
+ * last if `installed`; free with free(). */
 static char **
-theme_dirs(size_t *n)
+theme_dirs(size_t *n, bool installed)
 {
 	char **dirs = NULL, *copy, *save = NULL, *d;
 	const char *env = getenv("FLIGHT_PROFILER_THEME_PATH");
@@ -295,16 +296,49 @@ theme_dirs(size_t *n)
 		*ARRAY_PUSH(dirs, *n, alloc) = xasprintf("%s/flight_profiler/themes", xdg);
 	else if (home != NULL && *home != '\0')
 		*ARRAY_PUSH(dirs, *n, alloc) = xasprintf("%s/.config/flight_profiler/themes", home);
-	if (FP_THEMEDIR != NULL)
+	if (installed && FP_THEMEDIR != NULL)
 		*ARRAY_PUSH(dirs, *n, alloc) = xstrdup(FP_THEMEDIR);
 	return dirs;
+}
+
+static const struct theme_builtin *
+builtin_find(const char *name)
+{
+	const struct theme_builtin *b;
+
+	for (b = theme_builtins; b->name != NULL; b++)
+		if (strcmp(b->name, name) == 0)
+			return b;
+	return NULL;
+}
+
+/* NAME.theme in the user's directories, else NULL; free with free(). */
+static char *
+user_theme_path(const char *name)
+{
+	char **dirs, *path = NULL;
+	size_t n, i;
+
+	dirs = theme_dirs(&n, false);
+	for (i = 0; i < n && path == NULL; i++) {
+		char *p = xasprintf("%s/%s.theme", dirs[i], name);
+
+		if (access(p, R_OK) == 0)
+			path = p;
+		else
+			free(p);
+	}
+	for (i = 0; i < n; i++)
+		free(dirs[i]);
+	free(dirs);
+	return path;
 }
 
 int
 theme_load(struct theme *t, const char *name, struct sbuf *errs, char **cause)
 {
-	char **dirs, *path = NULL, *text;
-	size_t n, i;
+	const struct theme_builtin *b;
+	char *path = NULL, *text;
 	int rc = FP_OK;
 
 	theme_default(t);
@@ -315,18 +349,21 @@ theme_load(struct theme *t, const char *name, struct sbuf *errs, char **cause)
 	} else {
 		if (*name == '\0' || name[0] == '.')
 			return fail(cause, FP_ERR, "'%s' is not a theme name", name);
-		dirs = theme_dirs(&n);
-		for (i = 0; i < n && path == NULL; i++) {
-			char *p = xasprintf("%s/%s.theme", dirs[i], name);
+		path = user_theme_path(name);
+		if (path == NULL && (b = builtin_find(name)) != NULL) {
+			char *label = xasprintf("(built in) %s.theme", name);
 
-			if (access(p, R_OK) == 0)
-				path = p;
-			else
-				free(p);
+			theme_parse(t, b->text, label, errs);
+			free(label);
+			return FP_OK;
 		}
-		for (i = 0; i < n; i++)
-			free(dirs[i]);
-		free(dirs);
+		if (path == NULL && FP_THEMEDIR != NULL) {
+			path = xasprintf("%s/%s.theme", FP_THEMEDIR, name);
+			if (access(path, R_OK) != 0) {
+				free(path);
+				path = NULL;
+			}
+		}
 		if (path == NULL)
 			return fail(cause, FP_ERR, "no theme named '%s' (themes: `:theme` lists them; "
 			    "user themes go in $XDG_CONFIG_HOME/flight_profiler/themes/%s.theme)", name, name);
@@ -352,11 +389,13 @@ theme_list(size_t *np)
 {
 	char **dirs, **names = NULL;
 	size_t ndirs, n = 0, alloc = 0, i, j;
+	const struct theme_builtin *b;
 	struct dirent *de;
 	DIR *d;
 
-	*ARRAY_PUSH(names, n, alloc) = xstrdup("default");
-	dirs = theme_dirs(&ndirs);
+	for (b = theme_builtins; b->name != NULL; b++)
+		*ARRAY_PUSH(names, n, alloc) = xstrdup(b->name);
+	dirs = theme_dirs(&ndirs, true);
 	for (i = 0; i < ndirs; i++) {
 		if ((d = opendir(dirs[i])) == NULL)
 			continue;

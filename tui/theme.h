@@ -113,11 +113,20 @@ int theme_parse(struct theme *t, const char *text, const char *filename, struct 
  * Find a theme by name: a path (containing '/'), or NAME.theme in the
  * directories of $FLIGHT_PROFILER_THEME_PATH (colon-separated), then
  * $XDG_CONFIG_HOME/flight_profiler/themes (~/.config/...), then the
- * installed themes.  "default" is always the compiled-in one.  Loads it
+ * bundled themes compiled into the binary (so a binary run from its build
+ * tree has them), then the installed directory.  "default" is always the
+ * compiled-in one.  Loads it
  * into *t (starting from the default), appending bad lines to `errs`.
  * Returns an fp_status; FP_ERR with *cause when not found or unreadable.
  */
 int theme_load(struct theme *t, const char *name, struct sbuf *errs, char **cause);
+
+/* The bundled themes/ files, generated into tui/themes_builtin.c at build
+ * time; ends with { NULL, NULL }. */
+struct theme_builtin {
+	const char *name, *text;
+};
+extern const struct theme_builtin theme_builtins[];
 
 /* Names of the themes theme_load() can find, sorted, without duplicates. */
 char **theme_list(size_t *n);

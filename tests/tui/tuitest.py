@@ -224,7 +224,7 @@ class Session:
     """flight_profiler running in a tmux pane's shell, with the terminal
     modes recorded before and after, and its exit status."""
 
-    def __init__(self, tmux, target, workdir, extra="", ids=None):
+    def __init__(self, tmux, target, workdir, extra="", ids=None, theme_path=True):
         self.tmux, self.target, self.workdir = tmux, target, workdir
         self.ids = ids if ids is not None else [target.pid] + target.tids()
         for name in ("pid", "rc", "before", "after", "sh"):
@@ -234,11 +234,15 @@ class Session:
                 pass
         # A non-interactive sh runs it, so that the binary dying of SIGINT
         # does not abort the rest of the line as an interactive shell would.
+        # theme_path=False: only what the binary has built in, as when it
+        # runs from the build tree by hand.
+        themes = ("FLIGHT_PROFILER_THEME_PATH=%s/themes" % SRC if theme_path
+                  else "FLIGHT_PROFILER_THEME_PATH=")
         script = ("export TERM=%s LANG=C.UTF-8 XDG_STATE_HOME=%s/state XDG_CONFIG_HOME=%s/config "
-                  "FLIGHT_PROFILER_THEME_PATH=%s/themes; unset NO_COLOR LC_ALL; "
+                  "%s; unset NO_COLOR LC_ALL; "
                   "stty -a >%s; sh -c 'echo $$ >%s; exec %s -d 0.5 %s %d'; echo $? >%s.tmp; "
                   "stty -a >%s; mv %s.tmp %s; echo DONE"
-                  % (TERM, workdir, workdir, SRC, self.file("before"), self.file("pid"), BIN, extra,
+                  % (TERM, workdir, workdir, themes, self.file("before"), self.file("pid"), BIN, extra,
                      target.pid, self.file("rc"), self.file("after"), self.file("rc"),
                      self.file("rc")))
         with open(self.file("sh"), "w") as f:
@@ -700,6 +704,53 @@ def agent_smoke(version, exe, workdir):
             shutil.rmtree("/tmp/.flight_profiler-%d" % target.pid, ignore_errors=True)
 
 
+# ---- as a new user finds it (issue 8) ------------------------------------------
+
+def builtin_themes(target, workdir):
+    """Every bundled theme is found with no theme directory at all (the
+    binary run from its build tree); a user theme of the same name wins."""
+    for name in ("light", "monochrome", "high-contrast"):
+        tmux = Tmux(80, 24)
+        try:
+            s = Session(tmux, target, workdir, extra="--theme " + name, theme_path=False)
+            TAP.ok(s.wait(has("Threads 5", "worker-c"), "open") is not None,
+                   "--theme %s opens with no theme directory (built in)" % name, tmux.capture())
+            s.tmux.keys("q")
+            TAP.ok(s.finished()[0] == 0, "--theme %s: exit status 0" % name)
+        finally:
+            tmux.kill()
+    user = os.path.join(workdir, "config", "flight_profiler", "themes")
+    os.makedirs(user, exist_ok=True)
+    with open(os.path.join(user, "light.theme"), "w") as f:
+        f.write("color title red blue\n")
+    tmux = Tmux(80, 24)
+    try:
+        s = Session(tmux, target, workdir, extra="--theme light", theme_path=False)
+        s.wait(has("Threads 5", "worker-c"), "open")
+        first = tmux.capture(escapes=True).split("\n")[0]
+        TAP.ok("\x1b[31m" in first or "\x1b[31;44m" in first,
+               "a user theme of the same name overrides the built-in one", repr(first[:200]))
+        s.tmux.keys("q")
+        s.finished()
+    finally:
+        os.unlink(os.path.join(user, "light.theme"))
+        tmux.kill()
+
+
+def newuser(exe, workdir):
+    """What a new user trying the TUI found (issue 8)."""
+    target = None
+    try:
+        target = Target(exe, workdir)
+        builtin_themes(target, workdir)
+        check_target(target, "new user", False)
+    except RuntimeError as e:
+        TAP.ok(False, "new user", str(e))
+    finally:
+        if target:
+            target.stop()
+
+
 def screens():
     if shutil.which("tmux") is None:
         TAP.skip("TUI screens", "tmux is not installed (apt-get install tmux)")
@@ -719,6 +770,7 @@ def screens():
             agent_run(found[0], workdir, 80, 24)
             agent_run(found[0], workdir, 200, 50)
             more_keys(found[0], workdir)
+            newuser(found[0], workdir)
             signals(found[0], workdir)
             target_exits(found[0], workdir)
         else:
@@ -816,10 +868,22 @@ def linemode():
         shutil.rmtree(workdir, ignore_errors=True)
 
 
+def newuser_only():
+    """The issue-8 checks alone, on the goldens' CPython (for iterating)."""
+    with open(os.path.join(GOLDEN, "PYTHON")) as f:
+        want = f.read().strip()
+    found = [exe for version, exe in pythons() if version == want]
+    workdir = tempfile.mkdtemp(prefix="fptui.", dir="/tmp")
+    try:
+        newuser(found[0], workdir)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
 def main():
     what = sys.argv[1] if len(sys.argv) > 1 else "screens"
     try:
-        {"screens": screens, "linemode": linemode}[what]()
+        {"screens": screens, "linemode": linemode, "newuser": newuser_only}[what]()
     except Exception as e:  # a harness bug must show as a failure, not a pass
         TAP.ok(False, "harness", "%s: %s" % (type(e).__name__, e))
     TAP.done()
