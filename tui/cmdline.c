@@ -526,3 +526,26 @@ cmdline_complete(struct cmdline *c, const struct local_command *locals,
 	*np = cs.n - 1;
 	return cs.v;
 }
+
+bool
+cmdline_help(struct sbuf *out, const struct local_command *locals, size_t nlocals,
+    const char *name)
+{
+	size_t i;
+
+	if (name == NULL) {
+		command_help(out, NULL, NULL);
+		sbuf_add(out, "\nIn the TUI too:\n");
+		for (i = 0; i < nlocals; i++)
+			sbuf_addf(out, "  %-10s %s\n", locals[i].name, locals[i].summary);
+		return true;
+	}
+	for (i = 0; i < nlocals; i++) {
+		if (strcmp(locals[i].name, name) != 0)
+			continue;
+		sbuf_addf(out, "USAGE\n  %s%s%s\n\n%s (in the TUI only)\n", locals[i].name,
+		    *locals[i].usage ? " " : "", locals[i].usage, locals[i].summary);
+		return true;
+	}
+	return false;
+}

@@ -67,6 +67,15 @@ struct local_command {
 };
 
 /*
+ * `help` where `locals` exist too: with name NULL, the command table's list
+ * and then the local commands; with a local command's name, its usage.
+ * Returns false (writing nothing) for any other name: command_help()
+ * answers for it.
+ */
+bool cmdline_help(struct sbuf *out, const struct local_command *locals, size_t nlocals,
+    const char *name);
+
+/*
  * Names that only the process knows (module, class, attribute), for the
  * positions of commands like `getglobal module [class] field`.  names()
  * returns a malloc'd array (free with command_words_free) of the names

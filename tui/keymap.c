@@ -180,3 +180,9 @@ keymap_bar(const char *pane, void (*fn)(const struct keybinding *, void *), void
 		fn(b, arg);
 	}
 }
+
+const char *
+keymap_bar_label(const struct keybinding *b, bool paused)
+{
+	return b->action == A_PAUSE && paused ? "Resume" : b->bar;
+}

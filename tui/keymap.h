@@ -51,6 +51,10 @@ const char *keymap_key_name(int key, char *buf, size_t size);
  */
 void keymap_bar(const char *pane, void (*fn)(const struct keybinding *, void *), void *arg);
 
+/* A binding's bar label in the current state: Pause says "Resume" while
+ * the refresh is paused. */
+const char *keymap_bar_label(const struct keybinding *b, bool paused);
+
 /* Contexts in the order the help overlay lists them, NULL-terminated. */
 extern const char *const keymap_contexts[];
 /* A heading for a context: "Everywhere", "Every pane", "Threads pane"... */

@@ -8,24 +8,85 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <curses.h>
+
 #include "tui/tui.h"
 
 struct hline {
 	const char *section;	/* a heading, or NULL */
-	char *keys;
+	char *keys;		/* NULL on a wrapped line's continuation */
 	const char *help;
+	int len;		/* bytes of `help` on this row (rows only) */
 };
 
 struct help {
-	struct hline *lines;
+	struct hline *lines;	/* as the key table says */
 	size_t n, alloc;
-	int keyw;
+	struct hline *rows;	/* wrapped to the overlay's width */
+	size_t nrows, arows;
+	int keyw, wrapped_for;
 };
 
 static void
 add(struct help *h, const char *section, char *keys, const char *help)
 {
-	*ARRAY_PUSH(h->lines, h->n, h->alloc) = (struct hline){ section, keys, help };
+	*ARRAY_PUSH(h->lines, h->n, h->alloc) = (struct hline){ section, keys, help, 0 };
+}
+
+/* Whether key name `k` is already among the space-separated `keys`: '\n'
+ * and KEY_ENTER are both "Enter", and the help says it once. */
+static bool
+key_listed(const char *keys, const char *k)
+{
+	size_t len = strlen(k);
+	const char *p;
+
+	for (p = keys; (p = strstr(p, k)) != NULL; p += len)
+		if ((p == keys || p[-1] == ' ') && (p[len] == ' ' || p[len] == '\0'))
+			return true;
+	return false;
+}
+
+/*
+ * Wrap each help text to the overlay's width (tui.c's layout: COLS - 4, at
+ * most 92, inside a frame), so that no line is cut off: continuation rows
+ * start under the text.
+ */
+static void
+rewrap(struct help *h)
+{
+	int w = (COLS - 4 < 92 ? COLS - 4 : 92) - 2, room = w - 2 - h->keyw - 2;
+	size_t i;
+
+	if (room < 20)
+		room = 20;
+	h->nrows = 0;
+	h->wrapped_for = COLS;
+	for (i = 0; i < h->n; i++) {
+		const struct hline *hl = &h->lines[i];
+		const char *t = hl->help;
+		char *keys = hl->keys;
+
+		if (hl->section != NULL) {
+			*ARRAY_PUSH(h->rows, h->nrows, h->arows) = *hl;
+			continue;
+		}
+		do {
+			int len = (int)strlen(t), cut = len;
+
+			if (len > room) {
+				for (cut = room; cut > 0 && t[cut] != ' '; cut--)
+					;
+				if (cut == 0)
+					cut = room;
+			}
+			*ARRAY_PUSH(h->rows, h->nrows, h->arows) = (struct hline){ NULL, keys, t, cut };
+			keys = NULL;
+			t += cut;
+			while (*t == ' ')
+				t++;
+		} while (*t != '\0');
+	}
 }
 
 static void
@@ -34,6 +95,7 @@ help_open(struct pane *p)
 	struct help *h = xcalloc(1, sizeof *h);
 	const struct keybinding *all;
 	size_t n, i, j, c;
+	const char *name;
 	char buf[32];
 
 	p->data = h;
@@ -62,8 +124,10 @@ help_open(struct pane *p)
 				    (ctx != NULL && strcmp(all[j].ctx, ctx) != 0) ||
 				    strcmp(all[j].help, all[i].help) != 0)
 					continue;
-				sbuf_addf(&keys, "%s%s", first ? "" : " ",
-				    keymap_key_name(all[j].key, buf, sizeof buf));
+				name = keymap_key_name(all[j].key, buf, sizeof buf);
+				if (keys.s != NULL && key_listed(keys.s, name))
+					continue;
+				sbuf_addf(&keys, "%s%s", first ? "" : " ", name);
 				first = false;
 			}
 			if (!any) {
@@ -107,6 +171,7 @@ help_close(struct pane *p)
 	for (i = 0; i < h->n; i++)
 		free(h->lines[i].keys);
 	free(h->lines);
+	free(h->rows);
 	free(h);
 	p->data = NULL;
 }
@@ -114,29 +179,56 @@ help_close(struct pane *p)
 static size_t
 help_nlines(struct pane *p)
 {
-	return ((struct help *)p->data)->n;
+	struct help *h = p->data;
+
+	if (h->wrapped_for != COLS)
+		rewrap(h);
+	return h->nrows;
 }
 
+/* Says where the view is when it does not all fit, and how to scroll. */
 static void
 help_title(struct pane *p, struct sbuf *out)
 {
-	sbuf_add(out, "Help (q or Esc to close)");
+	size_t n = help_nlines(p), rows = (size_t)pane_rows(p);
+
+	if (rows == 0 || n <= rows) {
+		sbuf_add(out, "Help (q or Esc to close)");
+		return;
+	}
+	sbuf_addf(out, "Help %zu-%zu of %zu %s j k PgDn PgUp scroll %s q or Esc closes",
+	    p->top + 1, p->top + rows < n ? p->top + rows : n, n, glyph(G_DOT), glyph(G_DOT));
 }
 
 static void
 help_draw_line(struct pane *p, size_t line, struct tline *l)
 {
 	struct help *h = p->data;
-	const struct hline *hl = &h->lines[line];
+	const struct hline *hl = &h->rows[line];
 
 	if (hl->section != NULL) {
 		tline_add(l, EL_HELP_SECTION, hl->section);
 		return;
 	}
 	tline_add(l, EL_DEFAULT, "  ");
-	tline_col(l, EL_HELP_KEY, hl->keys, h->keyw, false);
+	tline_col(l, EL_HELP_KEY, hl->keys ? hl->keys : "", h->keyw, false);
 	tline_add(l, EL_DEFAULT, "  ");
-	tline_add(l, EL_HELP_TEXT, hl->help);
+	tline_addn(l, EL_HELP_TEXT, hl->help, (size_t)hl->len);
+}
+
+/* The help has no cursor to show: Up and Down scroll it a line at a time. */
+static bool
+help_key(struct pane *p, enum action a)
+{
+	size_t n = help_nlines(p), rows = (size_t)pane_rows(p);
+
+	if (a == A_DOWN)
+		pane_set_cursor(p, p->top + rows < n ? p->top + rows : (n ? n - 1 : 0));
+	else if (a == A_UP)
+		pane_set_cursor(p, p->top > 0 ? p->top - 1 : 0);
+	else
+		return false;
+	return true;
 }
 
 const struct pane_ops pane_help_ops = {
@@ -147,4 +239,5 @@ const struct pane_ops pane_help_ops = {
 	.nlines = help_nlines,
 	.title = help_title,
 	.draw_line = help_draw_line,
+	.key = help_key,
 };

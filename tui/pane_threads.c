@@ -229,6 +229,15 @@ threads_title(struct pane *p, struct sbuf *out)
 		sbuf_addf(out, "Threads %zu", total);
 }
 
+/* Whether the rows go from small to large values down the pane: CPU% comes
+ * busiest first unless reversed, every other column smallest first. */
+static bool
+ascending(const struct threads *th)
+{
+	return (th->sort != SORT_CPU) != th->reverse;
+}
+
+/* The arrow means the same on every column: ▲ ascending, ▼ descending. */
 static void
 header_col(struct tline *l, struct threads *th, enum sort_col c, int width, bool right)
 {
@@ -236,7 +245,7 @@ header_col(struct tline *l, struct threads *th, enum sort_col c, int width, bool
 
 	if (th->sort == c)
 		snprintf(buf, sizeof buf, "%s%s", sort_names[c],
-		    draw_utf8() ? (th->reverse ? "\u25b2" : "\u25bc") : (th->reverse ? "^" : "v"));
+		    draw_utf8() ? (ascending(th) ? "\u25b2" : "\u25bc") : (ascending(th) ? "^" : "v"));
 	else
 		snprintf(buf, sizeof buf, "%s", sort_names[c]);
 	tline_col(l, EL_HEADER, buf, width, right);
@@ -332,7 +341,8 @@ threads_key(struct pane *p, enum action a)
 		return false;
 	}
 	rebuild(p);
-	tui_status(tui, false, "sorted by %s%s", sort_names[th->sort], th->reverse ? ", reversed" : "");
+	tui_status(tui, false, "sorted by %s, %s%s", sort_names[th->sort],
+	    ascending(th) ? "ascending" : "descending", th->reverse ? " (reversed)" : "");
 	return true;
 }
 

@@ -49,7 +49,7 @@ static const struct pane_ops *const pane_table[PANE__COUNT] = {
 };
 
 static const struct local_command local_commands[] = {
-	{ "quit", "", "leave (the target keeps running)", NULL },
+	{ "quit", "", "leave (the target keeps running); also q and exit", NULL },
 	{ "save", "FILE", "write the selected thread's stack to FILE", NULL },
 	{ "theme", "[NAME]", "switch theme; without NAME, list them", theme_list },
 	{ "delay", "SECONDS", "set the refresh interval", NULL },
@@ -560,12 +560,12 @@ bar_collect(const struct keybinding *b, void *arg)
 }
 
 static int
-bar_width(const struct keybinding *b)
+bar_width(const struct keybinding *b, bool paused)
 {
 	char buf[16];
-	const char *k = keymap_key_name(b->key, buf, sizeof buf);
+	const char *k = keymap_key_name(b->key, buf, sizeof buf), *label = keymap_bar_label(b, paused);
 
-	return text_width(k, strlen(k)) + 1 + text_width(b->bar, strlen(b->bar)) + 2;
+	return text_width(k, strlen(k)) + 1 + text_width(label, strlen(label)) + 2;
 }
 
 /*
@@ -573,7 +573,7 @@ bar_width(const struct keybinding *b)
  * stays: the one key everybody looks for).
  */
 static void
-bar_draw(struct tline *l, const char *pane, int cols)
+bar_draw(struct tline *l, const char *pane, int cols, bool paused)
 {
 	struct bar bar = { .n = 0 };
 	char buf[16];
@@ -582,9 +582,9 @@ bar_draw(struct tline *l, const char *pane, int cols)
 
 	keymap_bar(pane, bar_collect, &bar);
 	for (i = 0; i < bar.n; i++)
-		w += bar_width(bar.b[i]);
+		w += bar_width(bar.b[i], paused);
 	while (w > cols && bar.n > 2) {
-		w -= bar_width(bar.b[bar.n - 2]);
+		w -= bar_width(bar.b[bar.n - 2], paused);
 		bar.b[bar.n - 2] = bar.b[bar.n - 1];
 		bar.n--;
 	}
@@ -593,7 +593,7 @@ bar_draw(struct tline *l, const char *pane, int cols)
 
 		tline_add(l, EL_BAR_KEY, keymap_key_name(bar.b[i]->key, buf, sizeof buf));
 		tline_add(l, EL_BAR, " ");
-		tline_add(l, EL_BAR, bar.b[i]->bar);
+		tline_add(l, EL_BAR, keymap_bar_label(bar.b[i], paused));
 		tline_add(l, EL_BAR, "  ");
 		if (nbar_items < FP_NELEM(bar_items)) {
 			bar_items[nbar_items].x0 = x0;
@@ -675,7 +675,7 @@ draw_bottom(struct tui *t)
 
 		bar_pairs(&l, keys);
 	} else {
-		bar_draw(&l, t->panes[t->focus].ops->name, cols);
+		bar_draw(&l, t->panes[t->focus].ops->name, cols, t->paused);
 	}
 	tline_add(&l, EL_BAR, " ");
 	draw_tline(LINES - 1, 0, cols, &l, -1, NULL);
@@ -1052,6 +1052,10 @@ run_command(struct tui *t, const char *line)
 		}
 	} else if (strcmp(words[0], "console") == 0 || strcmp(words[0], "execute") == 0) {
 		run_in_console(t, line, strcmp(words[0], "console") == 0);
+	} else if (strcmp(words[0], "help") == 0 && n <= 2 &&
+	    cmdline_help(&out, local_commands, FP_NELEM(local_commands), n == 2 ? words[1] : NULL)) {
+		pane_output_set(&t->panes[PANE_OUTPUT], line, out.s);
+		tui_show_pane(t, PANE_OUTPUT, true);
 	} else {
 		inside_quiesce(t);	/* the runner may use the agent's session */
 		rc = runner_exec(t->runner, line, &out, &cause);
@@ -1089,6 +1093,7 @@ prompt_enter(struct tui *t)
 		history_add(t->history, text);
 		run_command(t, text);
 	} else if (mode == PROMPT_SEARCH) {
+		history_add(t->search_history, text);
 		if (*text == '\0' && t->search != NULL) {
 			search(t, true);	/* an empty pattern repeats the last one */
 		} else if (*text != '\0') {
@@ -1105,6 +1110,7 @@ prompt_enter(struct tui *t)
 			}
 		}
 	} else if (mode == PROMPT_FILTER) {
+		history_add(t->filter_history, text);
 		if (!pane_threads_filter(&t->panes[PANE_THREADS], text, &cause))
 			tui_status(t, true, "%s", cause);
 		else if (*text != '\0')
@@ -1123,7 +1129,7 @@ open_prompt(struct tui *t, int mode, const char *text)
 	t->prompt = mode;
 	cmdline_clear(&t->edit);
 	t->edit.hist = mode == PROMPT_COMMAND ? t->history : mode == PROMPT_CONSOLE ?
-	    t->console_history : NULL;
+	    t->console_history : mode == PROMPT_SEARCH ? t->search_history : t->filter_history;
 	t->edit.hist_pos = t->edit.hist ? history_count(t->edit.hist) : 0;
 	if (text != NULL)
 		cmdline_set(&t->edit, text);
@@ -1670,6 +1676,8 @@ tui_new(pid_t pid)
 	theme_default(&t->theme);
 	t->history = history_open(NULL);
 	t->console_history = history_open(NULL);
+	t->search_history = history_open(NULL);
+	t->filter_history = history_open(NULL);
 	t->inside = inside_new();
 	cmdline_init(&t->edit, NULL);
 	panes_open(t);
@@ -1695,6 +1703,8 @@ tui_free(struct tui *t)
 	cmdline_free(&t->edit);
 	history_close(t->history);
 	history_close(t->console_history);
+	history_close(t->search_history);
+	history_close(t->filter_history);
 	free(t->console_prompt);
 	free(t->console_line);
 	inside_free(t->inside);

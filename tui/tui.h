@@ -123,6 +123,7 @@ struct tui {
 	enum { PROMPT_NONE, PROMPT_COMMAND, PROMPT_SEARCH, PROMPT_FILTER, PROMPT_CONSOLE } prompt;
 	struct cmdline edit;
 	struct history *history;
+	struct history *search_history, *filter_history;	/* this session's */
 
 	/* console and execute: the runner calls back into the screen */
 	bool busy;		/* a statement runs in the target */

@@ -339,7 +339,7 @@ def golden_run(exe, workdir, cols, rows, other):
         TAP.ok(s.wait(has("Stack \u00b7 worker-c"), "n") is not None,
                "%s: n finds the only match again" % tag)
         s.tmux.keys("?")
-        compare(tag + "/07-help", s.wait(has("Help (q or Esc to close)", "Everywhere"), "help") or "")
+        compare(tag + "/07-help", s.wait(has("Help ", "q or Esc closes", "Everywhere"), "help") or "")
         s.tmux.keys("Escape")
         s.wait(has("Enter Stack"), "help closed")
         tmux.resize(*other)
@@ -391,9 +391,9 @@ def more_keys(exe, workdir):
         s = Session(tmux, target, workdir)
         s.wait(has("Threads 5", "worker-c"), "open")
         s.tmux.keys(">")
-        TAP.ok(s.wait(has("sorted by NAME", "NAME\u25bc"), "sort") is not None, "> sorts by the next column")
+        TAP.ok(s.wait(has("sorted by NAME", "NAME\u25b2"), "sort") is not None, "> sorts by the next column")
         s.tmux.keys("I")
-        sc = s.wait(has("reversed", "NAME\u25b2"), "invert")
+        sc = s.wait(has("reversed", "NAME\u25bc"), "invert")
         TAP.ok(sc is not None and sc.index("worker-c") < sc.index("worker-a"), "I inverts the order", sc)
         s.tmux.keys("\\")
         s.tmux.type("worker-[ab]")
@@ -737,12 +737,83 @@ def builtin_themes(target, workdir):
         tmux.kill()
 
 
+def output_has(*words):
+    return has("Output \u00b7", *words)
+
+
+def help_and_keys(target, workdir):
+    """`:help` knows the TUI's own commands; the ? overlay wraps its long
+    lines, says it scrolls, and names each key once; the filter prompt has
+    a history; sort arrows mean the same on every column; the bar says
+    Resume while paused."""
+    tmux = Tmux(120, 40)
+    try:
+        s = Session(tmux, target, workdir)
+        s.wait(has("Threads 5", "worker-c"), "open")
+        for cmd, usage in (("save", "save FILE"), ("theme", "theme [NAME]"), ("delay", "delay SECONDS")):
+            s.tmux.keys(":")
+            s.tmux.type("help " + cmd)
+            s.tmux.keys("Enter")
+            sc = s.wait(output_has("help " + cmd, "USAGE", usage), ":help " + cmd)
+            TAP.ok(sc is not None and "unknown command" not in sc,
+                   ":help %s shows its usage" % cmd, tmux.capture())
+            s.tmux.keys("Escape")
+        s.tmux.keys(":")
+        s.tmux.type("help")
+        s.tmux.keys("Enter", "z")
+        sc = s.wait(output_has("Commands:", "In the TUI too:", "delay"), ":help")
+        TAP.ok(sc is not None and all(re.search(r"^\u2502  %s +\S" % c, sc, re.M)
+                                      for c in ("stack", "console", "quit", "save", "theme", "delay")),
+               ":help lists every command, the TUI's own ones too", tmux.capture())
+        s.tmux.keys("z", "Escape")
+        s.tmux.keys("Tab", "?")
+        sc = s.wait(has("Help 1-", "scroll"), "help")
+        TAP.ok(sc is not None, "the help overlay's title says it scrolls and where it is", tmux.capture())
+        s.tmux.keys("j")
+        TAP.ok(s.wait(has("Help 2-"), "help scrolls") is not None, "j scrolls the help by a line",
+               tmux.capture())
+        s.tmux.keys("G")
+        sc = s.wait(has("Stack pane", "Console ("), "help end")
+        TAP.ok(sc is not None and "unwound)" in sc and "Enter Enter" not in sc,
+               "the help wraps the x line instead of cutting it; Enter is listed once", sc)
+        s.tmux.keys("Escape", "Escape")
+        for pattern in ("worker-a", "worker-b"):
+            s.tmux.keys("\\")
+            s.tmux.keys("C-u")
+            s.tmux.type(pattern)
+            s.tmux.keys("Enter")
+            s.wait(has("Threads 1/5 \u00b7 " + pattern), "filter " + pattern)
+        s.tmux.keys("\\", "C-u", "Up", "Up")
+        TAP.ok(s.wait(has("\\worker-a\n"), "filter history") is not None,
+               "the filter prompt's history goes back past the newest entry", tmux.capture())
+        s.tmux.keys("C-u", "Enter")
+        s.wait(has("Threads 5"), "no filter")
+        s.tmux.keys(">")
+        sc = s.wait(has("NAME\u25b2", "ascending"), "sort by name")
+        TAP.ok(sc is not None and sc.index("worker-a") < sc.index("worker-c"),
+               "NAME\u25b2: names ascending", sc)
+        s.tmux.keys("P")
+        TAP.ok(s.wait(has("CPU%\u25bc", "descending"), "sort by cpu") is not None,
+               "CPU%\u25bc: busiest first, the arrow means descending as on every column",
+               tmux.capture())
+        s.tmux.keys("Space")
+        TAP.ok(s.wait(has("PAUSED", "Space Resume"), "pause") is not None,
+               "paused, the function bar says Space Resume", tmux.capture())
+        s.tmux.keys("Space")
+        TAP.ok(s.wait(has("Space Pause"), "resume") is not None, "live again, it says Pause")
+        s.tmux.keys("q")
+        TAP.ok(s.finished()[0] == 0, "help and keys: exit status 0")
+    finally:
+        tmux.kill()
+
+
 def newuser(exe, workdir):
     """What a new user trying the TUI found (issue 8)."""
     target = None
     try:
         target = Target(exe, workdir)
         builtin_themes(target, workdir)
+        help_and_keys(target, workdir)
         check_target(target, "new user", False)
     except RuntimeError as e:
         TAP.ok(False, "new user", str(e))
