@@ -26,6 +26,7 @@ struct stack {
 	pid_t tid;		/* whose rows these are */
 	bool moved;		/* the user moved the cursor on this thread */
 	int locw;		/* width of the location column */
+	int funcw;		/* width of the function column */
 	char *notebuf;
 };
 
@@ -81,11 +82,12 @@ rebuild(struct pane *p)
 	struct stack *s = p->data;
 	const struct py_thread *t = tui_selected_thread(p->tui);
 	bool same = t != NULL && t->tid == s->tid;
+	const char *func;
 	size_t i;
 	int w;
 
 	s->nrows = 0;
-	s->locw = 0;
+	s->locw = s->funcw = 0;
 	if (t == NULL) {
 		s->tid = 0;
 		p->cursor = 0;
@@ -116,6 +118,10 @@ rebuild(struct pane *p)
 		w = text_width(buf, (size_t)w);
 		if (w > s->locw)
 			s->locw = w;
+		func = render_frame_function(&t->frames[s->rows[i].i]);
+		w = text_width(func, strlen(func));
+		if (w > s->funcw)
+			s->funcw = w;
 	}
 	if (same && s->moved && p->cursor < s->nrows)
 		return;
@@ -169,6 +175,41 @@ stack_title(struct pane *p, struct sbuf *out)
 		sbuf_addf(out, " %s native", glyph(G_DOT));
 }
 
+/* Columns of the text after the function when the source line is shown. */
+#define SOURCE_MIN 20
+
+/*
+ * The function, and after it the frame's source line when the pane has
+ * room for both uncut (a wide terminal leaves the stack pane half empty).
+ */
+static void
+source_column(struct pane *p, const struct py_frame *f, struct tline *l, int locw)
+{
+	struct stack *s = p->data;
+	const char *func = render_frame_function(f), *text;
+	int room = p->w - 2 - 2 - locw - 2 - s->funcw - 2;
+
+	text = room >= SOURCE_MIN && p->tui->sc != NULL ?
+	    source_line(p->tui->sc, f->filename, f->line) : NULL;
+	if (text == NULL) {
+		tline_add(l, EL_STACK_FUNCTION, func);
+		return;
+	}
+	tline_col(l, EL_STACK_FUNCTION, func, s->funcw, false);
+	tline_add(l, EL_DEFAULT, "  ");
+	while (*text == ' ' || *text == '\t')
+		text++;
+	tline_add(l, EL_STACK_SOURCE, text);
+}
+
+int
+pane_stack_want_width(struct pane *p)
+{
+	struct stack *s = p->data;
+
+	return 2 + 2 + s->locw + 2 + s->funcw;
+}
+
 static void
 stack_draw_line(struct pane *p, size_t line, struct tline *l)
 {
@@ -187,7 +228,7 @@ stack_draw_line(struct pane *p, size_t line, struct tline *l)
 		snprintf(buf, sizeof buf, "%s:%d", base_name(f->filename), f->line);
 		tline_col_tail(l, EL_STACK_FILE, buf, locw);
 		tline_add(l, EL_DEFAULT, "  ");
-		tline_add(l, EL_STACK_FUNCTION, render_frame_function(f));
+		source_column(p, f, l, locw);
 		break;
 	}
 	case ROW_NATIVE: {

@@ -386,6 +386,26 @@ pane_threads_filter(struct pane *p, const char *re, char **cause)
 	return true;
 }
 
+int
+pane_threads_want_width(struct pane *p)
+{
+	struct threads *th = p->data;
+	struct sbuf top = { 0 };
+	int w = 0, tw;
+	size_t i;
+
+	for (i = 0; p->tui->snap != NULL && i < th->nrows; i++) {
+		top.len = 0;
+		top_frame(&p->tui->snap->threads[th->rows[i]], &top);
+		tw = text_width(top.s, top.len);
+		if (tw > w)
+			w = tw;
+	}
+	sbuf_free(&top);
+	/* borders, marker, the fixed columns and their gaps, TOP */
+	return 2 + 2 + W_TID + 1 + W_NAME + 1 + W_STATE + 1 + W_CPU + 1 + 1 + w;
+}
+
 const char *
 pane_threads_filter_text(struct pane *p)
 {

@@ -32,6 +32,7 @@
 
 #define MIN_COLS 40
 #define MIN_ROWS 10
+#define MIN_THREADS_H 4		/* frame, header, one row */
 #ifndef CTRL
 #define CTRL(c) ((c) & 0x1f)
 #endif
@@ -323,6 +324,25 @@ place_source(struct tui *t, int y, int x, int h, int w)
 	place(&t->panes[PANE_LOCALS], y + h - lh, x, lh, w);
 }
 
+/*
+ * The threads pane's width beside the stack pane: 9/20 of the screen, or
+ * more when its TOP column would be cut while the stack pane has room to
+ * spare (at 160 columns it lost the line number with the stack half empty).
+ */
+static int
+side_by_side_width(struct tui *t, int cols)
+{
+	int lw = cols * 9 / 20, tw = pane_threads_want_width(&t->panes[PANE_THREADS]);
+	int sw = pane_stack_want_width(&t->panes[PANE_STACK]), room;
+
+	if (tw <= lw)
+		return lw;
+	if (sw < cols * 2 / 5)
+		sw = cols * 2 / 5;
+	room = cols - sw;
+	return tw < room ? tw : room > lw ? room : lw;
+}
+
 static void
 layout(struct tui *t)
 {
@@ -353,7 +373,7 @@ layout(struct tui *t)
 		}
 		top = ah - out;
 		if (cols >= 110) {
-			lw = cols * 9 / 20;
+			lw = side_by_side_width(t, cols);
 			place(&t->panes[PANE_THREADS], ay, 0, top, lw);
 			if (src) {
 				sh = top * (loc ? 3 : 2) / (loc ? 10 : 5);
@@ -371,7 +391,11 @@ layout(struct tui *t)
 			place(&t->panes[PANE_STACK], ay + th, 0, sh, cols);
 			place_source(t, ay + th + sh, 0, top - th - sh, cols);
 		} else {
-			th = top * 2 / 5;
+			/* the threads pane first: a header and a row at least, the
+			 * stack pane keeping one row */
+			th = top * 2 / 5 < MIN_THREADS_H ? MIN_THREADS_H : top * 2 / 5;
+			if (th > top - 3)
+				th = top - 3;
 			place(&t->panes[PANE_THREADS], ay, 0, th, cols);
 			place(&t->panes[PANE_STACK], ay + th, 0, top - th, cols);
 		}

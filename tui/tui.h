@@ -186,6 +186,11 @@ void pane_console_scroll(struct pane *p, int pages);
 void pane_output_set(struct pane *p, const char *title, const char *text);
 /* pane_stack.c: the selected thread as text (render_thread) */
 void pane_stack_text(struct pane *p, struct sbuf *out);
+/* the frame width (borders included) that shows every frame's location and
+ * function uncut */
+int pane_stack_want_width(struct pane *p);
+/* pane_threads.c: the frame width that shows every row's TOP column uncut */
+int pane_threads_want_width(struct pane *p);
 /* pane_threads.c: refilter (NULL or "": none); false with *cause on a bad regex */
 bool pane_threads_filter(struct pane *p, const char *re, char **cause);
 /* the filter in force, or NULL */

@@ -807,6 +807,31 @@ def help_and_keys(target, workdir):
         tmux.kill()
 
 
+def layout_sizes(target, workdir):
+    """At 40x10 the threads pane shows a thread before the stack pane gets
+    more; at 160 columns TOP is whole; the stack pane shows each frame's
+    source line when it has room."""
+    for cols, rows in ((40, 10), (160, 30), (80, 24)):
+        tmux = Tmux(cols, rows)
+        try:
+            s = Session(tmux, target, workdir)
+            sc = s.wait(has("Threads 5", "Stack \u00b7"), "open") or ""
+            threads = sc.split("Stack \u00b7")[0] if cols < 110 else sc
+            if cols == 40:
+                TAP.ok(re.search(r"^\u2502\u25b6 <ID> python3\.12 ", threads, re.M) is not None,
+                       "40x10: the threads pane shows a thread row", sc)
+            elif cols == 160:
+                TAP.ok("Condition.wait (threading.py:355)\u2502" in sc,
+                       "160x30: the TOP column keeps its line number", sc)
+            if cols >= 80:
+                TAP.ok("Condition.wait  waiter.acquire()" in sc and "main_wait       NEVER.wait()" in sc,
+                       "%dx%d: the stack pane shows each frame's source line" % (cols, rows), sc)
+            s.tmux.keys("q")
+            TAP.ok(s.finished()[0] == 0, "%dx%d: exit status 0" % (cols, rows))
+        finally:
+            tmux.kill()
+
+
 def newuser(exe, workdir):
     """What a new user trying the TUI found (issue 8)."""
     target = None
@@ -814,6 +839,7 @@ def newuser(exe, workdir):
         target = Target(exe, workdir)
         builtin_themes(target, workdir)
         help_and_keys(target, workdir)
+        layout_sizes(target, workdir)
         check_target(target, "new user", False)
     except RuntimeError as e:
         TAP.ok(False, "new user", str(e))
