@@ -7,6 +7,7 @@
 
 #include "tui/inside.h"
 
+#include <curses.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include "core/render.h"
 #include "core/render_agent.h"
 #include "core/session.h"
+#include "tui/confirm.h"
 #include "tui/tui.h"
 
 /* A background request gives up after this long (and is asked again later). */
@@ -44,6 +46,7 @@ struct inside {
 	json_t *names;		/* the last `threads` answer: its "names" */
 	struct frame_ref frame;
 	enum { LOCALS_NONE, LOCALS_ASKING, LOCALS_SHOWN, LOCALS_FAILED } locals;
+	bool load_ok;		/* the user said yes to loading it into this process */
 };
 
 struct inside *
@@ -183,6 +186,43 @@ show_locals_pane(struct tui *t)
 		tui_hide_pane(t, PANE_LOCALS);
 }
 
+/*
+ * Loading runs our code inside someone's process: ask once per process (an
+ * agent an earlier session left there is used without asking).
+ */
+static bool
+load_allowed(struct tui *t)
+{
+	int pid = (int)t->pid;
+	char *forms[3], *q;
+	size_t i;
+	bool yes;
+
+	if (t->inside->load_ok || runner_attach(t->runner, false, NULL) == FP_OK)
+		return true;
+	/* the longest that fits the status line */
+	forms[0] = xasprintf("Load the agent into process %d? Its code runs inside the process; it "
+	    "leaves a small library and a socket in /tmp/.flight_profiler-%d, reused by later "
+	    "sessions. [y/N]", pid, pid);
+	forms[1] = xasprintf("Load the agent? Its code runs inside %d; library and socket in "
+	    "/tmp/.flight_profiler-%d stay for reuse [y/N]", pid, pid);
+	forms[2] = xasprintf("Run our agent in %d? Leaves lib+socket in /tmp/.flight_profiler-%d "
+	    "[y/N]", pid, pid);
+	for (i = 0; i < 2 && (int)strlen(forms[i]) >= COLS; i++)
+		;
+	q = forms[i];
+	yes = tui_confirm(t, q);
+	for (i = 0; i < 3; i++)
+		free(forms[i]);
+	if (!yes) {
+		tui_status(t, false, "the agent was not loaded (c or L asks again)");
+		t->dirty = true;
+		return false;
+	}
+	t->inside->load_ok = true;
+	return true;
+}
+
 bool
 inside_attach(struct tui *t, bool load, bool quiet)
 {
@@ -199,6 +239,8 @@ inside_attach(struct tui *t, bool load, bool quiet)
 			tui_status(t, false, "the agent is attached");
 		return true;
 	}
+	if (load && !quiet && !load_allowed(t))
+		return false;
 	if (load && !quiet) {
 		/* Loading takes a moment: say so before the screen waits. */
 		tui_status(t, false, "loading the agent into process %d...", (int)t->pid);

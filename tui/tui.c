@@ -419,6 +419,13 @@ layout(struct tui *t)
 	}
 }
 
+void
+tui_relayout(struct tui *t)
+{
+	layout(t);
+	t->dirty = true;
+}
+
 /* ---- drawing ----------------------------------------------------------------- */
 
 static void

@@ -209,6 +209,8 @@ struct tui *tui_new_headless(struct py_snapshot *snap);
 /* Make `snap` the model (CPU% against the previous one); takes ownership. */
 void tui_set_snapshot(struct tui *t, struct py_snapshot *snap);
 void tui_draw(struct tui *t);
+/* Place the panes again for the terminal's size (after KEY_RESIZE). */
+void tui_relayout(struct tui *t);
 void tui_free(struct tui *t);
 
 #endif

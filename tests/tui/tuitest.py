@@ -607,6 +607,8 @@ def agent_run(exe, workdir, cols, rows):
         TAP.ok(s.wait(has("Condition.wait", "locals: press L to attach the agent"), "source")
                is not None, "%s: without the agent, the source view says L attaches it" % tag)
         s.tmux.keys("L")
+        s.wait(has("[y/N]"), "load question")
+        s.tmux.keys("y")
         compare(tag + "/12-locals", s.wait(
             has("agent \u25cf", "Locals \u00b7 Condition.wait", "waiter", "saved_state",
                 "Threads 5", "GIL: none"),
@@ -680,6 +682,8 @@ def agent_smoke(version, exe, workdir):
         s = Session(tmux, target, workdir)
         s.wait(has("Threads 5", "worker-c"), "open")
         s.tmux.keys("c")
+        s.wait(has("[y/N]"), "load question")
+        s.tmux.keys("y")
         TAP.ok(s.wait(has("Python %s console" % version, ">>>"), "console") is not None,
                "CPython %s: c opens the console (the agent loads)" % version)
         s.tmux.type("print(6*7)")
@@ -832,6 +836,51 @@ def layout_sizes(target, workdir):
             tmux.kill()
 
 
+def load_question(target, workdir):
+    """c asks before it loads the agent and says what loading does; no
+    leaves the process alone; yes loads it, and nothing asks again in this
+    session or in a later one that finds the agent there."""
+    tmux = Tmux(200, 30)
+    try:
+        s = Session(tmux, target, workdir)
+        s.wait(has("Threads 5", "worker-c"), "open")
+        s.tmux.keys("c")
+        s.wait(has("[y/N]"), "question")
+        sc = tmux.capture()
+        TAP.ok("runs inside the process" in sc and "reused by later sessions" in sc and
+               "/tmp/.flight_profiler-%d" % target.pid in sc,
+               "c asks before loading the agent and says what loading does", tmux.capture())
+        s.tmux.keys("n")
+        TAP.ok(s.wait(has("the agent was not loaded"), "no") is not None and
+               not agent_libraries(target.pid), "n: the agent is not loaded", tmux.capture())
+        s.tmux.keys("L")
+        s.wait(has("[y/N]"), "question again")
+        s.tmux.keys("y")
+        TAP.ok(s.wait(has("agent \u25cf"), "yes") is not None and len(agent_libraries(target.pid)) == 1,
+               "y: the agent is loaded", tmux.capture())
+        s.tmux.keys("c")
+        TAP.ok(s.wait(has(">>>", "console inside process"), "console") is not None,
+               "c then opens the console without asking again", tmux.capture())
+        s.tmux.keys("Escape")
+        s.wait(has("left the console"), "leave")
+        s.tmux.keys("q")
+        s.finished()
+        tmux.kill()
+        tmux = Tmux(200, 30)
+        s = Session(tmux, target, workdir)
+        s.wait(has("Threads 5", "worker-c"), "open again")
+        s.tmux.keys("c")
+        sc = s.wait(has(">>>", "console inside process"), "console in a new session")
+        TAP.ok(sc is not None and "[y/N]" not in sc,
+               "a later session uses the agent it finds without asking", tmux.capture())
+        s.tmux.keys("Escape")
+        s.wait(has("left the console"), "leave")
+        s.tmux.keys("q")
+        TAP.ok(s.finished()[0] == 0, "load question: exit status 0")
+    finally:
+        tmux.kill()
+
+
 def newuser(exe, workdir):
     """What a new user trying the TUI found (issue 8)."""
     target = None
@@ -841,11 +890,14 @@ def newuser(exe, workdir):
         help_and_keys(target, workdir)
         layout_sizes(target, workdir)
         check_target(target, "new user", False)
+        load_question(target, workdir)
+        check_target(target, "new user with the agent", True)
     except RuntimeError as e:
         TAP.ok(False, "new user", str(e))
     finally:
         if target:
             target.stop()
+            shutil.rmtree("/tmp/.flight_profiler-%d" % target.pid, ignore_errors=True)
 
 
 def screens():
