@@ -35,6 +35,7 @@ struct runner {
 	struct py_reader *reader;	/* opened on first need */
 	struct session *agent;		/* connected on first need */
 	bool agent_lost;		/* the last session broke */
+	bool banner_shown;		/* the console says who it is once */
 	struct runner_io io;
 };
 
@@ -646,7 +647,7 @@ run_console(struct runner *r, const struct cmd_request *req, struct sbuf *out, c
 
 	if ((rc = agent(r, ATTACH_LOAD, &s, cause)) != FP_OK)
 		return rc;
-	if (r->io.interactive) {
+	if (r->io.interactive && !r->banner_shown) {
 		char *banner = xasprintf("Python %s console inside process %d (flight_profiler agent %s).\n"
 		    "`import __main__` reaches the program's globals; exit() or Ctrl-D leaves, "
 		    "Ctrl-C interrupts a statement.\n", session_info(s)->python, (int)r->pid,
@@ -654,6 +655,7 @@ run_console(struct runner *r, const struct cmd_request *req, struct sbuf *out, c
 
 		io_write(r, banner);
 		free(banner);
+		r->banner_shown = true;
 	}
 	for (;;) {
 		if (pushback != NULL) {

@@ -881,6 +881,7 @@ save_stack(struct tui *t, const char *file)
 
 static void pump(struct tui *t, bool busy);
 static void open_prompt(struct tui *t, int mode, const char *text);
+static void run_in_console(struct tui *t, const char *line, bool console);
 
 static void
 console_write(void *ctx, const char *text, size_t len)
@@ -974,6 +975,66 @@ busy_key(struct tui *t, int key, bool fkey)
 	}
 }
 
+/*
+ * The console ended on an error (a statement that did not stop after
+ * Ctrl-C, a lost agent): the pane stays, with the whole message in it, and
+ * keeps the keyboard (console_modal_key) until it is closed.
+ */
+static void
+console_broke(struct tui *t, const char *cause)
+{
+	char *msg = xasprintf("[flight_profiler] %s", cause ? cause : "the console failed");
+	struct pane *p = &t->panes[PANE_CONSOLE];
+	const char *s = msg, *hint = "[typing opens a new >>> prompt; Esc closes this pane]\n";
+	int w;
+
+	tui_show_pane(t, PANE_CONSOLE, true);
+	w = p->w > 22 ? p->w - 2 : 20;
+	/* the pane does not wrap: the whole message, in lines of its width */
+	pane_console_write(p, "\n", 1);
+	while (*s != '\0') {
+		int n = (int)strlen(s), cut = n;
+
+		if (n > w)
+			for (cut = w; cut > 0 && s[cut] != ' '; cut--)
+				;
+		if (cut == 0)
+			cut = w;
+		pane_console_write(p, s, (size_t)cut);
+		pane_console_write(p, "\n", 1);
+		for (s += cut; *s == ' '; s++)
+			;
+	}
+	pane_console_write(p, hint, strlen(hint));
+	free(msg);
+	t->console_broken = true;
+	tui_status(t, true, "the console stopped: the message is in its pane");
+}
+
+/*
+ * With the pane of a console that broke focused, what is typed goes to a
+ * new Python prompt (the key its first character), never to the TUI's own
+ * keys; Ctrl-C and Esc close the pane instead of quitting.
+ */
+static bool
+console_modal_key(struct tui *t, int key, bool fkey)
+{
+	if (!t->console_broken || t->focus != PANE_CONSOLE || !t->panes[PANE_CONSOLE].visible ||
+	    fkey || key == '\t')
+		return false;
+	if (key == ESC || key == CTRL('c')) {
+		t->console_broken = false;
+		tui_hide_pane(t, PANE_CONSOLE);
+		tui_status(t, false, "console closed (c opens it again)");
+		return true;
+	}
+	if (key < ' ' || key == 127)
+		return true;	/* no TUI key leaks through */
+	type_ahead(t, key, false);
+	run_in_console(t, "console", true);
+	return true;
+}
+
 /* `console` and `execute`: their text goes to the console pane. */
 static void
 run_in_console(struct tui *t, const char *line, bool console)
@@ -1016,13 +1077,18 @@ run_in_console(struct tui *t, const char *line, bool console)
 	t->nahead = 0;
 	if (out.len > 0)
 		pane_console_write(&t->panes[PANE_CONSOLE], out.s, out.len);
-	if (t->exited)
+	t->console_broken = false;
+	if (t->exited) {
 		;	/* take_snapshot said so */
-	else if (rc != FP_OK)
+	} else if (rc != FP_OK && console) {
+		console_broke(t, cause);
+	} else if (rc != FP_OK) {
 		tui_status(t, true, "%s", cause ? cause : "failed");
-	else if (console)
+	} else if (console) {
+		tui_hide_pane(t, PANE_CONSOLE);
 		tui_status(t, false, "left the console (c opens it again; its variables are kept "
 		    "while flight_profiler stays attached)");
+	}
 	else
 		tui_status(t, false, "execute: done");
 	free(cause);
@@ -1603,6 +1669,8 @@ handle_key(struct tui *t, int key, bool fkey)
 	t->status = NULL;
 	t->dirty = true;
 	if (t->too_small && key != 'q' && key != CTRL('c') && key != CTRL('l'))
+		return;
+	if (console_modal_key(t, key, fkey))
 		return;
 	b = keymap_lookup(t->panes[t->focus].ops->name, key);
 	if (b == NULL) {

@@ -133,6 +133,7 @@ struct tui {
 	bool console_open;	/* `console` reads its lines from the TUI */
 	enum { CONSOLE_WAIT, CONSOLE_LINE, CONSOLE_INTERRUPT, CONSOLE_EOF } console_input;
 	bool console_leave;	/* Esc while a statement ran: leave after it */
+	bool console_broken;	/* it ended on an error: its pane stays, modal */
 	char *console_prompt;	/* ">>> " or "... " */
 	char *console_line;	/* the line entered */
 	struct history *console_history;

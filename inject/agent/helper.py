@@ -128,6 +128,32 @@ def _failure(e):
             "interrupted": isinstance(e, KeyboardInterrupt)}
 
 
+def _console_parts(source, filename):
+    """One console input as [(code, is_expression)], a part per top-level
+    statement: as in Python's console, `x = 5; x` echoes 5."""
+    import ast
+    tree = compile(source, filename, "exec", ast.PyCF_ONLY_AST)
+    parts = []
+    for node in tree.body:
+        if isinstance(node, ast.Expr):
+            parts.append((compile(ast.Expression(node.value), filename, "eval"), True))
+        else:
+            parts.append((compile(ast.Module([node], []), filename, "exec"), False))
+    return parts
+
+
+def _syntax_failure(e):
+    """A SyntaxError as Python's console shows it: where and what, without
+    the frames of the compiler's machinery (codeop)."""
+    out = _failure(e)
+    try:
+        import traceback
+        out["traceback"] = "".join(traceback.format_exception_only(type(e), e))
+    except BaseException:
+        pass
+    return out
+
+
 def run_code(source, filename, mode, ns, emit, limit):
     """Run source in ns.  mode "exec" (execute) runs it as a module body;
     "console" runs one interactive statement and echoes an expression's
@@ -136,29 +162,27 @@ def run_code(source, filename, mode, ns, emit, limit):
     cap = _Capture(emit, limit)
     _begin(cap)
     try:
-        expr = False
         try:
             if mode == "console":
                 import codeop
                 if codeop.compile_command(source, filename, "single") is None:
                     return {"ok": True, "incomplete": True}
-                try:
-                    code = compile(source, filename, "eval")
-                    expr = True
-                except SyntaxError:
-                    code = compile(source, filename, "exec")
+                parts = _console_parts(source, filename)
             else:
-                code = compile(source, filename, "exec")
+                parts = [(compile(source, filename, "exec"), False)]
+        except SyntaxError as e:
+            return _syntax_failure(e)
         except BaseException as e:
             return _failure(e)
         try:
-            if expr:
-                value = eval(code, ns)
-                if value is not None:
-                    ns["_"] = value
-                    cap.write(_fp_repr(value, 1 << 20) + "\n")
-            else:
-                exec(code, ns)
+            for code, expr in parts:
+                if expr:
+                    value = eval(code, ns)
+                    if value is not None:
+                        ns["_"] = value
+                        cap.write(_fp_repr(value, 1 << 20) + "\n")
+                else:
+                    exec(code, ns)
         except BaseException as e:
             return _failure(e)
         return {"ok": True}

@@ -881,6 +881,66 @@ def load_question(target, workdir):
         tmux.kill()
 
 
+def console_safety(target, workdir):
+    """The console as Python's own: `x=5; x` echoes 5, a syntax error shows
+    no codeop frames, the banner is said once.  After an interrupt that
+    times out, its pane stays with the whole message and keeps the keys:
+    letters open a new prompt, Ctrl-C closes the pane, not the TUI."""
+    tmux = Tmux(200, 40)
+    try:
+        s = Session(tmux, target, workdir)
+        s.wait(has("Threads 5", "worker-c"), "open")
+        s.tmux.keys("c")
+        s.wait(has(">>>", "console inside process"), "console")
+        s.tmux.type("x=5; x")
+        s.tmux.keys("Enter")
+        TAP.ok(s.wait(console_line("5"), "x=5; x") is not None,
+               "console: x=5; x echoes 5 as Python's console does", tmux.capture())
+        s.tmux.type("1+")
+        s.tmux.keys("Enter")
+        sc = s.wait(console_line("SyntaxError: invalid syntax"), "syntax error")
+        TAP.ok(sc is not None and "codeop" not in sc, "console: a syntax error shows no codeop frames",
+               tmux.capture())
+        s.tmux.keys("Escape")
+        s.wait(has("left the console"), "leave")
+        s.tmux.keys("c")
+        sc = s.wait(has(">>>", "Console"), "reopen")
+        TAP.ok(sc is not None and sc.count("console inside process") == 1,
+               "console: the banner is not repeated when it opens again", tmux.capture())
+        s.tmux.type("import time; time.sleep(30)")
+        s.tmux.keys("Enter")
+        s.wait(has("running (Ctrl-C interrupts)"), "sleeping")
+        s.tmux.keys("C-c")
+        sc = s.wait(has("[flight_profiler]", "did not stop within", "Esc closes this pane"),
+                    "interrupt timed out")
+        text = " ".join(m.group(1).rstrip() for m in re.finditer("^\u2502(.*)\u2502$", sc or "", re.M))
+        TAP.ok("other requests are not affected" in text,
+               "console: after an interrupt that times out, the pane stays with the "
+               "whole message", tmux.capture())
+        s.tmux.type("q")
+        sc = s.wait(has(">>> q\n"), "q goes to python")
+        TAP.ok(sc is not None, "console: a typed letter opens a new prompt instead of reaching the TUI",
+               tmux.capture())
+        s.tmux.keys("C-u")
+        s.tmux.type("6*7")
+        s.tmux.keys("Enter")
+        TAP.ok(s.wait(console_line("42"), "42") is not None, "console: the new prompt runs code",
+               tmux.capture())
+        s.tmux.type("import time; time.sleep(30)")
+        s.tmux.keys("Enter")
+        s.wait(has("running (Ctrl-C interrupts)"), "sleeping again")
+        s.tmux.keys("C-c")
+        s.wait(lambda sc: sc.count("Esc closes this pane") == 2, "broken again")
+        s.tmux.keys("C-c")
+        sc = s.wait(has("console closed", "Threads "), "ctrl-c closes")
+        TAP.ok(sc is not None and s.pid() is not None and not os.path.exists(s.file("rc")),
+               "console: Ctrl-C then closes the pane; the TUI stays", tmux.capture())
+        s.tmux.keys("q")
+        TAP.ok(s.finished()[0] == 0, "console safety: exit status 0")
+    finally:
+        tmux.kill()
+
+
 def newuser(exe, workdir):
     """What a new user trying the TUI found (issue 8)."""
     target = None
@@ -891,6 +951,7 @@ def newuser(exe, workdir):
         layout_sizes(target, workdir)
         check_target(target, "new user", False)
         load_question(target, workdir)
+        console_safety(target, workdir)
         check_target(target, "new user with the agent", True)
     except RuntimeError as e:
         TAP.ok(False, "new user", str(e))
