@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -174,37 +173,13 @@ receive(struct session *s, uint64_t deadline_ns, struct proto_msg *msg, char **c
 }
 
 int
-session_connect(pid_t pid, const char *path, int timeout_ms, struct session **sp,
-    bool *refused, char **cause)
+session_open(pid_t pid, int fd, int timeout_ms, struct session **sp, char **cause)
 {
-	struct sockaddr_un sa;
 	struct session *s;
 	json_t *hello;
-	int fd, rc;
+	int rc;
 
 	*sp = NULL;
-	if (refused != NULL)
-		*refused = false;
-	if (strlen(path) >= sizeof sa.sun_path)
-		return fail(cause, FP_ERR, "agent socket path %s is too long", path);
-	memset(&sa, 0, sizeof sa);
-	sa.sun_family = AF_UNIX;
-	strcpy(sa.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return fail(cause, FP_ERR, "socket: %s", strerror(errno));
-	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
-		int e = errno;
-
-		close(fd);
-		if (refused != NULL)
-			*refused = e == ECONNREFUSED || e == ENOENT;
-		if (e == EACCES || e == EPERM)
-			return fail(cause, FP_EPERM, "cannot connect to the agent of process %d: permission "
-			    "denied (only the process's owner and root may)", (int)pid);
-		return fail(cause, FP_ERR, "cannot connect to the agent of process %d at %s: %s",
-		    (int)pid, path, strerror(e));
-	}
 	s = xcalloc(1, sizeof *s);
 	s->pid = pid;
 	s->fd = fd;

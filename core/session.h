@@ -35,14 +35,13 @@ struct session;
 #define SESSION_HANDSHAKE_MS 3000
 
 /*
- * Connect to the agent socket at `path` (as this process can reach it,
- * e.g. /proc/PID/root/tmp/.flight_profiler-PID/agent.sock) and shake
- * hands.  `pid` is the target, watched while waiting.  Returns an
- * enum fp_status; *cause says why on failure.  *refused (may be NULL) is
- * set when no agent listens there: no socket, or a stale one.
+ * Shake hands with the agent on `fd`, a socket connected to it and proven
+ * to be it (core/agentdir: nothing is sent before that proof); the session
+ * owns fd from now on, and closes it on failure too.  `pid` is the target,
+ * watched while waiting.  Returns an enum fp_status; *cause says why on
+ * failure.
  */
-int session_connect(pid_t pid, const char *path, int timeout_ms, struct session **s,
-    bool *refused, char **cause);
+int session_open(pid_t pid, int fd, int timeout_ms, struct session **s, char **cause);
 void session_close(struct session *s);
 
 const struct session_info *session_info(const struct session *s);
