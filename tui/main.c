@@ -58,7 +58,8 @@ static const char usage_text[] =
 "  2  usage error: bad option, command or argument\n"
 "  3  no such process\n"
 "  4  permission denied (another user's process, ptrace restrictions,\n"
-"     or a missing CAP_SYS_PTRACE in a container)\n"
+"     a missing CAP_SYS_PTRACE in a container, or the agent's place\n"
+"     taken by another user: the agent is refused, never impersonated)\n"
 "  5  not a Python process\n"
 "  6  unsupported or unknown Python version\n"
 "  7  the process exited while being read\n";
