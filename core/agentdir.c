@@ -43,6 +43,9 @@ kind(mode_t mode)
 	return "a special file";
 }
 
+static const char impostor_hint[] = "another user may be impersonating the agent; "
+    "remove it (as root) and retry";
+
 /*
  * The one-line refusal: what was found where we looked, what was expected,
  * and what to do.  Always FP_EPERM, so that no caller falls through to
@@ -50,7 +53,7 @@ kind(mode_t mode)
  */
 static int
 refuse(char **cause, pid_t pid, const char *what, const struct stat *st, const char *expected,
-    uid_t uid)
+    uid_t uid, const char *hint)
 {
 	char owners[40], mode[16] = "";
 
@@ -61,8 +64,8 @@ refuse(char **cause, pid_t pid, const char *what, const struct stat *st, const c
 	if (!S_ISLNK(st->st_mode))	/* a symlink's mode means nothing */
 		snprintf(mode, sizeof mode, ", mode %04o", (unsigned)(st->st_mode & 07777));
 	return fail(cause, FP_EPERM, "refusing %s of process %d: %s of uid %u%s (expected %s of "
-	    "%s): another user may be impersonating the agent; remove it (as root) and retry",
-	    what, (int)pid, kind(st->st_mode), (unsigned)st->st_uid, mode, expected, owners);
+	    "%s): %s", what, (int)pid, kind(st->st_mode), (unsigned)st->st_uid, mode, expected,
+	    owners, hint);
 }
 
 /*
@@ -141,8 +144,9 @@ agentdir_open_tmp(pid_t pid, int *tfd, uid_t *uidp, char **cause)
 	if (!S_ISDIR(st.st_mode) || !(trusted(st.st_uid, uid) || st.st_uid == rst.st_uid) ||
 	    ((st.st_mode & 022) != 0 && (st.st_mode & S_ISVTX) == 0)) {
 		close(fd);
-		return refuse(cause, pid, "/tmp", &st, "a directory, sticky if others may write it,",
-		    uid);
+		return refuse(cause, pid, "/tmp", &st, (st.st_mode & 022) != 0 ? "a sticky directory" :
+		    "a directory", uid, "others could rename the agent's files there; make it "
+		    "sticky (chmod +t) and retry");
 	}
 	*tfd = fd;
 	*uidp = uid;
@@ -165,7 +169,7 @@ agentdir_open(pid_t pid, int tfd, uid_t uid, int flags, int *dfd, char **cause)
 	if (e == ENOENT)
 		return FP_OK;
 	if (fstatat(tfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(st.st_mode))
-		return refuse(cause, pid, what, &st, "a 0700 directory", uid);
+		return refuse(cause, pid, what, &st, "a 0700 directory", uid, impostor_hint);
 	return fail(cause, e == EACCES ? FP_EPERM : FP_ERR, "cannot open %s of process %d: %s", what,
 	    (int)pid, strerror(e));
 }
@@ -181,7 +185,7 @@ agentdir_check(pid_t pid, int dfd, uid_t uid, char **cause)
 		return fail(cause, FP_ERR, "cannot look at %s of process %d: %s", what, (int)pid,
 		    strerror(errno));
 	if (!S_ISDIR(st.st_mode) || !trusted(st.st_uid, uid) || (st.st_mode & 07777) != 0700)
-		return refuse(cause, pid, what, &st, "a 0700 directory", uid);
+		return refuse(cause, pid, what, &st, "a 0700 directory", uid, impostor_hint);
 	return FP_OK;
 }
 
@@ -225,9 +229,8 @@ check_peer(pid_t pid, int fd, uid_t uid, char **cause)
 	else
 		snprintf(who, sizeof who, "process %d", (int)cred.pid);
 	return fail(cause, FP_EPERM, "refusing /tmp/.flight_profiler-%d/%s of process %d: it is "
-	    "served by %s of uid %u, not by process %d: another user may be impersonating the "
-	    "agent; remove it (as root) and retry", (int)pid, SOCK_NAME, (int)pid, who,
-	    (unsigned)cred.uid, (int)pid);
+	    "served by %s of uid %u, not by process %d: %s", (int)pid, SOCK_NAME, (int)pid, who,
+	    (unsigned)cred.uid, (int)pid, impostor_hint);
 }
 
 /* Connect to agent.sock of the checked directory dfd, through dfd itself. */
@@ -246,7 +249,7 @@ connect_socket(pid_t pid, int dfd, uid_t uid, int *fdp, bool *nobody, char **cau
 		return fail(cause, FP_ERR, "no agent listens on %s of process %d", what, (int)pid);
 	}
 	if (!trusted(st.st_uid, uid))
-		return refuse(cause, pid, what, &st, "a socket", uid);
+		return refuse(cause, pid, what, &st, "a socket", uid, impostor_hint);
 	memset(&sa, 0, sizeof sa);
 	sa.sun_family = AF_UNIX;
 	snprintf(sa.sun_path, sizeof sa.sun_path, "/proc/self/fd/%d/%s", dfd, SOCK_NAME);

@@ -163,3 +163,27 @@ def test_listener_must_be_the_target(any_python, agent_target, profiler, imposto
         in line, line
     assert fake.log() == ["connect"], "the impostor received bytes"
     assert fake.files() == ["agent.sock"] and not agent_mappings(t.pid)
+
+
+def test_tmp_others_may_rename_in_is_refused(any_python, launch, profiler, tmp_path):
+    """A target whose /tmp (its own mount namespace) is 0777 without the
+    sticky bit: anyone could swap the agent's directory after our checks."""
+    loose = tmp_path / "tmp"
+    loose.mkdir()
+    loose.chmod(0o777)
+    wrapper = tmp_path / "loose-tmp"
+    wrapper.write_text('#!/bin/sh\nexec unshare --mount --propagation private sh -c '
+                       '\'mount --bind "$0" /tmp && exec "$@"\' %s %s "$@"\n'
+                       % (loose, any_python.exe))
+    wrapper.chmod(0o755)
+    if subprocess.run([str(wrapper), "-c", "import os; assert os.stat('/tmp').st_mode & 0o1777 "
+                       "== 0o777"]).returncode != 0:
+        pytest.skip("cannot give a target a /tmp of its own here (unshare --mount)")
+    t = launch(TARGET, any_python, exe=str(wrapper))
+    r = profiler.cmd(t.pid, "getglobal __main__ Config name")
+    assert r.code == EXIT_PERMISSION, r.describe()
+    assert r.error_line() == (
+        "flight_profiler: refusing /tmp of process %d: a directory of uid 0, mode 0777 (expected "
+        "a sticky directory of root): others could rename the agent's files there; make it "
+        "sticky (chmod +t) and retry" % t.pid)
+    assert os.listdir(str(loose)) == [] and not agent_mappings(t.pid)
