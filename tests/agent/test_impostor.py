@@ -98,8 +98,9 @@ def untouched(fake, pid):
     ("dir", "a directory of uid 65534, mode 0755"),
     ("symlink", "a symlink of uid 65534"),
 ])
-def test_squatted_place_is_refused(python, agent_target, profiler, impostor, how, found):
-    t = agent_target(python)
+def test_squatted_place_is_refused(any_python, agent_target, profiler, impostor, how, found):
+    """Refused before anything that depends on the interpreter: one is enough."""
+    t = agent_target(any_python)
     fake = impostor(how, t.pid)
     for command in ("getglobal __main__ Config name", "execute 'print(1)'"):
         line = refusal(profiler.cmd(t.pid, command), t.pid)
