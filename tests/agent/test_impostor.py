@@ -151,6 +151,12 @@ def test_non_root_victim_is_not_fooled(victim_python, launch, profiler, impostor
     assert (": a directory of uid 65534, mode 0755 (expected a 0700 directory of uid %d or "
             "root):" % VICTIM_UID) in line, line
     untouched(fake, t.pid)
+    # Once root removed it, the victim loads the agent as itself: its own
+    # directory passes the checks.
+    fake.remove()
+    r = profiler.cmd(t.pid, "getglobal __main__ Config name", prefix=as_uid(VICTIM_UID))
+    assert r.code == EXIT_OK and r.stdout.endswith("VALUE: 'cfg'\n"), r.describe()
+    assert os.stat(fake.place).st_uid == VICTIM_UID and len(agent_mappings(t.pid)) == 1
 
 
 def test_listener_must_be_the_target(any_python, agent_target, profiler, impostor):
