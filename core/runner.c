@@ -19,6 +19,7 @@
 #include "core/render_agent.h"
 #include "core/session.h"
 #include "core/source.h"
+#include "core/termsafe.h"
 
 /* How long a request may wait for the GIL and run before we give up. */
 #define VALUE_TIMEOUT_MS 10000
@@ -78,7 +79,7 @@ parse_pid(const char *s, pid_t *pid, char **cause)
 	errno = 0;
 	v = strtol(s, &end, 10);
 	if (errno != 0 || *end != '\0' || v <= 0 || v > 0x3fffffff)
-		return fail(cause, FP_EUSAGE, "'%s' is not a process id", s);
+		return termsafe_fail(cause, FP_EUSAGE, "'%s' is not a process id", s);
 	*pid = (pid_t)v;
 	return FP_OK;
 }
@@ -89,10 +90,10 @@ write_file(const char *path, const char *text, char **cause)
 	FILE *f = fopen(path, "w");
 
 	if (f == NULL)
-		return fail(cause, FP_ERR, "cannot write %s: %s", path, strerror(errno));
+		return termsafe_fail(cause, FP_ERR, "cannot write %s: %s", path, strerror(errno));
 	fputs(text, f);
 	if (fclose(f) != 0)
-		return fail(cause, FP_ERR, "cannot write %s: %s", path, strerror(errno));
+		return termsafe_fail(cause, FP_ERR, "cannot write %s: %s", path, strerror(errno));
 	return FP_OK;
 }
 
@@ -158,7 +159,7 @@ default_read_line(void *ctx, const char *prompt, bool *interrupted)
 static void
 default_write(void *ctx, const char *text, size_t len)
 {
-	fwrite(text, 1, len, stdout);
+	termsafe_write(stdout, text, len, TERMSAFE_TEXT);	/* what the target printed */
 	fflush(stdout);
 }
 
@@ -240,7 +241,7 @@ add_str(json_t *args, const char *key, const char *value, const char *cmd, char 
 	if (value == NULL)
 		return FP_OK;
 	if ((v = json_string(value)) == NULL)
-		return fail(cause, FP_EUSAGE, "%s: '%s' is not valid UTF-8", cmd, value);
+		return termsafe_fail(cause, FP_EUSAGE, "%s: '%s' is not valid UTF-8", cmd, value);
 	json_object_set_new(args, key, v);
 	return FP_OK;
 }
@@ -259,7 +260,8 @@ parse_int(const struct cmd_request *req, const char *opt, long min, long max, lo
 	errno = 0;
 	x = strtol(v, &end, 10);
 	if (errno != 0 || *end != '\0' || end == v)
-		return fail(cause, FP_EUSAGE, "%s: %s needs a number, not '%s'", req->spec->name, opt, v);
+		return termsafe_fail(cause, FP_EUSAGE, "%s: %s needs a number, not '%s'", req->spec->name,
+		    opt, v);
 	if (x < min || x > max)
 		return fail(cause, FP_EUSAGE, "%s: %s must be between %ld and %ld, not %ld",
 		    req->spec->name, opt, min, max, x);
@@ -323,7 +325,7 @@ run_getglobal(struct runner *r, const struct cmd_request *req, struct sbuf *out,
 		return fail(cause, FP_EUSAGE, "getglobal: missing the module and the field "
 		    "(usage: getglobal %s)", req->spec->usage);
 	if (req->nargs == 1)
-		return fail(cause, FP_EUSAGE, "getglobal: missing the field after module '%s' "
+		return termsafe_fail(cause, FP_EUSAGE, "getglobal: missing the field after module '%s' "
 		    "(usage: getglobal %s)", req->args[0], req->spec->usage);
 	args = json_object();
 	if ((rc = add_str(args, "module", req->args[0], "getglobal", cause)) != FP_OK ||
@@ -381,17 +383,17 @@ run_vmtool(struct runner *r, const struct cmd_request *req, struct sbuf *out, ch
 
 		json_decref(args);
 		if (best != NULL)
-			return fail(cause, FP_EUSAGE, "vmtool: unknown action '%s': did you mean '%s'?",
-			    action, best);
-		return fail(cause, FP_EUSAGE, "vmtool: unknown action '%s' (getInstances or forceGc)",
-		    action);
+			return termsafe_fail(cause, FP_EUSAGE, "vmtool: unknown action '%s': did you "
+			    "mean '%s'?", action, best);
+		return termsafe_fail(cause, FP_EUSAGE, "vmtool: unknown action '%s' (getInstances or "
+		    "forceGc)", action);
 	}
 	if (req->nargs < 2) {
 		json_decref(args);
 		if (req->nargs == 0)
 			return fail(cause, FP_EUSAGE, "vmtool: missing the module and the class "
 			    "(usage: vmtool -a getInstances -c module class)");
-		return fail(cause, FP_EUSAGE, "vmtool: missing the class after module '%s' "
+		return termsafe_fail(cause, FP_EUSAGE, "vmtool: missing the class after module '%s' "
 		    "(usage: vmtool -a getInstances -c module class)", req->args[0]);
 	}
 	json_object_set_new(args, "action", json_string("getInstances"));
@@ -437,7 +439,7 @@ run_module(struct runner *r, const struct cmd_request *req, struct sbuf *out, ch
 		return rc;
 	if (end.ok) {
 		json_array_foreach(json_object_get(end.data, "modules"), i, v)
-			sbuf_addf(out, "%s\n", json_string_value(v));
+			termsafe_addf(out, "%s\n", json_string_value(v));
 	} else {
 		rc = end_failure(&end, "module", cause);
 	}
@@ -558,12 +560,12 @@ run_execute(struct runner *r, const struct cmd_request *req, struct sbuf *out, c
 	if (req->nargs == 1 && stat(req->args[0], &st) == 0 && S_ISREG(st.st_mode)) {
 		if (st.st_size > (off_t)(PROTO_MAX_TO_AGENT / 2)) {
 			json_decref(args);
-			return fail(cause, FP_EUSAGE, "execute: %s is too large to send (%lld bytes; at "
+			return termsafe_fail(cause, FP_EUSAGE, "execute: %s is too large to send (%lld bytes; at "
 			    "most %zu)", req->args[0], (long long)st.st_size, PROTO_MAX_TO_AGENT / 2);
 		}
 		if ((text = read_file_str(req->args[0], &len)) == NULL) {
 			json_decref(args);
-			return fail(cause, FP_ERR, "execute: cannot read %s: %s", req->args[0],
+			return termsafe_fail(cause, FP_ERR, "execute: cannot read %s: %s", req->args[0],
 			    strerror(errno));
 		}
 		abs = realpath(req->args[0], NULL);

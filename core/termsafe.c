@@ -174,15 +174,43 @@ convert(struct sbuf *out, const char *spec, const char *len, char conv, va_list 
 }
 #pragma GCC diagnostic pop
 
-void
-termsafe_addf(struct sbuf *out, const char *fmt, ...)
+/* s as a single-line field, at most `max` characters shown, then "..." if cut. */
+static void
+add_quoted(struct sbuf *out, const char *s, size_t max)
+{
+	char esc[TERMSAFE_ESC_MAX];
+	size_t n, i = 0, shown = 0, len, w;
+	uint32_t cp;
+
+	if (s == NULL)
+		s = "?";
+	n = strlen(s);
+	while (i < n) {
+		len = termsafe_next(s + i, n - i, TERMSAFE_FIELD, &cp, esc);
+		w = esc[0] != '\0' ? strlen(esc) : 1;
+		if (shown + w > max) {
+			sbuf_add(out, "...");
+			return;
+		}
+		if (esc[0] != '\0')
+			sbuf_add(out, esc);
+		else
+			sbuf_addn(out, s + i, len);
+		shown += w;
+		i += len;
+	}
+}
+
+/* termsafe_addf with every %s cut to `max` characters. */
+static void
+vaddf(struct sbuf *out, size_t max, const char *fmt, va_list args)
 {
 	const char *p = fmt, *pct, *lenp;
 	char spec[32], len[3];
 	va_list ap;
 	size_t k;
 
-	va_start(ap, fmt);
+	va_copy(ap, args);
 	while ((pct = strchr(p, '%')) != NULL) {
 		sbuf_addn(out, p, (size_t)(pct - p));
 		p = pct + 1;
@@ -205,7 +233,7 @@ termsafe_addf(struct sbuf *out, const char *fmt, ...)
 		if (*p == '\0')
 			break;	/* a lone '%' at the end: the compiler's format check says so */
 		if (*p == 's') {
-			termsafe_adds(out, va_arg(ap, const char *), TERMSAFE_FIELD);
+			add_quoted(out, va_arg(ap, const char *), max);
 		} else {
 			k = (size_t)(p + 1 - pct) < sizeof spec ? (size_t)(p + 1 - pct) : sizeof spec - 1;
 			memcpy(spec, pct, k);
@@ -218,33 +246,38 @@ termsafe_addf(struct sbuf *out, const char *fmt, ...)
 	va_end(ap);
 }
 
+void
+termsafe_addf(struct sbuf *out, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vaddf(out, SIZE_MAX, fmt, ap);
+	va_end(ap);
+}
+
+int
+termsafe_fail(char **cause, int status, const char *fmt, ...)
+{
+	struct sbuf text = { 0 };
+	va_list ap;
+
+	if (cause == NULL)
+		return status;
+	va_start(ap, fmt);
+	vaddf(&text, TERMSAFE_QUOTE_MAX, fmt, ap);
+	va_end(ap);
+	free(*cause);
+	*cause = sbuf_steal(&text);
+	return status;
+}
+
 char *
 termsafe_quote(const char *s, size_t max)
 {
 	struct sbuf out = { 0 };
-	char esc[TERMSAFE_ESC_MAX];
-	size_t n, i = 0, shown = 0, len, w;
-	uint32_t cp;
 
-	if (s == NULL)
-		return xstrdup("?");
-	n = strlen(s);
-	while (i < n) {
-		len = termsafe_next(s + i, n - i, TERMSAFE_FIELD, &cp, esc);
-		w = esc[0] != '\0' ? strlen(esc) : 1;
-		if (shown + w > max) {
-			sbuf_add(&out, "...");
-			break;
-		}
-		if (esc[0] != '\0')
-			sbuf_add(&out, esc);
-		else
-			sbuf_addn(&out, s + i, len);
-		shown += w;
-		i += len;
-	}
-	if (out.s == NULL)
-		return xstrdup("");
+	add_quoted(&out, s, max);
 	return sbuf_steal(&out);
 }
 

@@ -49,8 +49,8 @@ enum {
 /* Text whose lines are meant: console output, a rendered dump. */
 #define TERMSAFE_TEXT (TERMSAFE_KEEP_NL | TERMSAFE_KEEP_TAB)
 
-/* Longest escape written to `esc` by termsafe_next, with its NUL. */
-#define TERMSAFE_ESC_MAX 8
+/* Room for an escape with its NUL (termsafe_next writes at most 7; \U0010ffff fits). */
+#define TERMSAFE_ESC_MAX 12
 
 /* Characters of an error message shown at most (termsafe_error). */
 #define TERMSAFE_ERROR_MAX 1000
@@ -78,6 +78,14 @@ void termsafe_adds(struct sbuf *out, const char *s, unsigned keep);
  */
 void termsafe_addf(struct sbuf *out, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/*
+ * fail() (core/util) for messages that quote a user's or the target's
+ * words: every %s is a single-line field cut to TERMSAFE_QUOTE_MAX
+ * characters ("..." says so), so a 100 KB name is not echoed whole.
+ */
+int termsafe_fail(char **cause, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 /*
  * A malloc'd copy of s as a single-line field, cut to at most `max`

@@ -21,6 +21,7 @@
 
 #include "core/pystack.h"
 #include "core/runner.h"
+#include "core/termsafe.h"
 #include "core/util.h"
 #include "tui/linemode.h"
 #include "tui/termguard.h"
@@ -85,7 +86,7 @@ run_tui(pid_t pid, double delay, const char *theme)
 
 	opts.no_color = nc != NULL && *nc != '\0';
 	if ((rc = py_reader_open(pid, &reader, &cause)) != FP_OK) {
-		fprintf(stderr, "flight_profiler: %s\n", cause ? cause : "cannot read the process");
+		termsafe_error(stderr, cause ? cause : "cannot read the process");
 		free(cause);
 		return rc;
 	}

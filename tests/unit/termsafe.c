@@ -40,7 +40,7 @@ inert(const char *s)
 int
 main(void)
 {
-	char *s, *again;
+	char *s, *again, *cause;
 	struct sbuf b = { 0 };
 	char big[1000];
 	unsigned i;
@@ -110,5 +110,12 @@ main(void)
 	s = termsafe_quote("\xe7\x9b\xae\xe6\xa0\x87\xe7\x9b\xae", 2);
 	is_str(s, "\xe7\x9b\xae\xe6\xa0\x87...", "termsafe_quote counts characters, not bytes");
 	free(s);
+	cause = NULL;
+	memset(big, 'y', sizeof big - 1);
+	ok(termsafe_fail(&cause, FP_EUSAGE, "unknown option '%s' (usage: %s)", big, "x\x1b") ==
+	    FP_EUSAGE, "termsafe_fail returns its status");
+	ok(cause != NULL && strstr(cause, "yyy...' (usage: x\\x1b)") != NULL && strlen(cause) < 260,
+	    "termsafe_fail quotes every string cut and escaped");
+	free(cause);
 	return done_testing();
 }
