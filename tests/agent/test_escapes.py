@@ -149,3 +149,7 @@ def test_error_messages_are_escaped_and_cut(python, hostile, profiler):
         assert r.code != EXIT_OK, r.describe()
         line = inert(r.error_line())
         assert len(line) < 1100 and "xxx..." in line, line[:300]
+    # Cut on a character boundary: the message survives, not "(not valid UTF-8)".
+    r = profiler.cmd(t.pid, "getglobal __main__ a" + "\u00e9" * 1000)
+    line = r.error_line()
+    assert line.endswith("\u00e9...' not found in module '__main__'") and len(line) < 300, line
