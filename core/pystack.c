@@ -702,10 +702,13 @@ unwind_one(struct py_reader *r, struct py_thread *t, bool stopped_already,
 	mem_cache_clear(r->mc);
 	if (t->tstate != 0)
 		read_thread_frames(r, t, depth);
-	if (unwinder_thread(r->unwinder, t->tid, &t->native, &t->nnative, &cause) != FP_OK)
+	if (unwinder_thread_pcs(r->unwinder, t->tid, &t->native, &t->nnative,
+	    &cause) != FP_OK)
 		t->native_error = cause;
+	/* Held only for the reading: names are looked up after. */
 	if (!stopped_already)
 		tstop_resume(t->tid);
+	unwinder_symbolize(r->unwinder, t->native, t->nnative);
 }
 
 int

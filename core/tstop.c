@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "core/procfs.h"
+#include "core/tresume.h"
 #include "core/util.h"
 
 /*
@@ -37,6 +38,7 @@ struct slot {
 	volatile sig_atomic_t tid;	/* 0 when free */
 	volatile sig_atomic_t state;
 	volatile sig_atomic_t sig;	/* signal to hand back at detach */
+	uint64_t stopped_ns;	/* when the stop was seen, for FP_STOP_STATS */
 };
 
 static struct slot slots[TSTOP_MAX];
@@ -72,6 +74,7 @@ slot_claim(pid_t tid)
 			continue;
 		slots[i].state = SLOT_SEIZING;
 		slots[i].sig = 0;
+		slots[i].stopped_ns = 0;
 		while ((hwm = nslots) <= i)
 			(void)__atomic_compare_exchange_n(&nslots, &hwm, i + 1,
 			    false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
@@ -114,6 +117,8 @@ slot_release(struct slot *s)
 	if (tid == 0)
 		return GONE;
 	sig = s->state == SLOT_STOPPED ? s->sig : 0;
+	if (s->state == SLOT_STOPPED)
+		tresume_fix_syscall(tid, tid);
 	if (ptrace(PTRACE_DETACH, tid, NULL, (void *)(long)sig) == 0)
 		goto released;
 	if (errno != ESRCH &&
@@ -132,6 +137,7 @@ slot_release(struct slot *s)
 	}
 	/* It has just stopped; a signal-delivery-stop keeps its signal. */
 	sig = (status >> 16) == 0 ? WSTOPSIG(status) : 0;
+	tresume_fix_syscall(tid, tid);
 	if (ptrace(PTRACE_DETACH, tid, NULL, (void *)(long)sig) == -1) {
 		slot_free(s);
 		return GONE;
@@ -292,16 +298,15 @@ tstop_stop(pid_t tid, int timeout_ms, char **cause)
 		if (now_ns() >= deadline)
 			goto timeout;
 		/*
-		 * A thread usually stops within tens of microseconds: yield
-		 * a few times before sleeping, then back off to 1 ms.
+		 * A thread usually stops within tens of microseconds, and it
+		 * is held from then on whether we look or not: yield a few
+		 * times, then look every 50 us, after ~100 ms every 1 ms.
 		 */
 		if (spins++ < 20) {
 			sched_yield();
 			continue;
 		}
-		nap.tv_nsec = nap.tv_nsec == 0 ? 20000 : nap.tv_nsec * 2;
-		if (nap.tv_nsec > 1000000)
-			nap.tv_nsec = 1000000;
+		nap.tv_nsec = spins < 2000 ? 50000 : 1000000;
 		nanosleep(&nap, NULL);
 	}
 
@@ -321,6 +326,7 @@ tstop_stop(pid_t tid, int timeout_ms, char **cause)
 		if (sig == SIGTRAP) {
 			/* Our interrupt: the stop we wanted. */
 			s->sig = 0;
+			s->stopped_ns = now_ns();
 			s->state = SLOT_STOPPED;
 			return FP_OK;
 		}
@@ -343,6 +349,7 @@ tstop_stop(pid_t tid, int timeout_ms, char **cause)
 	 * intact (a PTRACE_CONT now and a re-sent signal later would not).
 	 */
 	s->sig = (status >> 16) == 0 ? WSTOPSIG(status) : 0;
+	s->stopped_ns = now_ns();
 	s->state = SLOT_STOPPED;
 	return FP_OK;
 
@@ -365,12 +372,15 @@ tstop_resume(pid_t tid)
 {
 	struct slot *s = slot_find(tid);
 	enum release_result r;
+	uint64_t stopped;
 
 	if (s == NULL || s->state != SLOT_STOPPED) {
 		sweep_pending();
 		return FP_ERR;
 	}
+	stopped = s->stopped_ns;
 	r = slot_release(s);
+	tresume_note_held("tstop", tid, stopped, 0);
 	sweep_pending();
 	/* A stopped thread that cannot be detached was killed meanwhile. */
 	return r == RELEASED ? FP_OK : FP_EEXITED;

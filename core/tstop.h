@@ -6,7 +6,10 @@
  * the thread is in a ptrace-stop and its registers and stack can be read.
  * tstop_resume() detaches.  If a signal was on its way to the thread when it
  * stopped, the stop is that signal's delivery-stop and the signal is handed
- * back at detach, so nothing the target should have received is lost.
+ * back at detach, so nothing the target should have received is lost; an
+ * epoll wait the stop broke off is restarted (core/tresume.h), so the
+ * program sees no EINTR for it.  Hold a thread only as long as its own
+ * reading takes: it stands still meanwhile.
  *
  * It must never leave a thread stopped or traced: every failure path
  * detaches, and a thread that has not reached its stop when the timeout

@@ -743,19 +743,20 @@ unwinder_open(pid_t pid, struct unwinder **up, char **cause)
 }
 
 int
-unwinder_thread(struct unwinder *u, pid_t tid, struct native_frame **framesp,
+unwinder_thread_pcs(struct unwinder *u, pid_t tid, struct native_frame **framesp,
     size_t *np, char **cause)
 {
-	struct native_frame *frames = NULL;
-	size_t n = 0, alloc = 0, i;
+	struct native_frame *frames = NULL, *f;
+	size_t n = 0, alloc = 0;
 	unw_cursor_t cursor;
 	unw_word_t pc, sp, prev_pc = 0, prev_sp = 0;
-	bool *exact = NULL, next_exact = true;
+	bool next_exact = true;
 	char path[64];
 	int ret, e;
 
 	*framesp = NULL;
 	*np = 0;
+	/* The registers once: every accessor call below reads this copy. */
 	if (ptrace(PTRACE_GETREGS, tid, NULL, &u->regs) == -1) {
 		e = errno;
 		if (e == ESRCH && !procfs_exists(tid))
@@ -784,16 +785,16 @@ unwinder_thread(struct unwinder *u, pid_t tid, struct native_frame **framesp,
 		return fail(cause, FP_ERR, "cannot unwind thread %d: %s", (int)tid,
 		    unw_strerror(ret));
 	}
-	exact = xcalloc(UNWIND_MAX_FRAMES, sizeof *exact);
 	while (n < UNWIND_MAX_FRAMES) {
 		if (unw_get_reg(&cursor, UNW_REG_IP, &pc) < 0 ||
 		    unw_get_reg(&cursor, UNW_REG_SP, &sp) < 0 || pc == 0)
 			break;
 		if (n > 0 && pc == prev_pc && sp == prev_sp)
 			break;	/* no progress: bad unwind info */
-		exact[n] = next_exact;
-		memset(ARRAY_PUSH(frames, n, alloc), 0, sizeof *frames);
-		frames[n - 1].pc = pc;
+		f = ARRAY_PUSH(frames, n, alloc);
+		memset(f, 0, sizeof *f);
+		f->pc = pc;
+		f->exact = next_exact;
 		/* The frame a signal interrupted has an exact pc too. */
 		next_exact = unw_is_signal_frame(&cursor) > 0;
 		prev_pc = pc;
@@ -804,13 +805,29 @@ unwinder_thread(struct unwinder *u, pid_t tid, struct native_frame **framesp,
 	current = NULL;
 	_UPT_destroy(u->upt);
 	u->upt = NULL;
-
-	for (i = 0; i < n; i++)
-		symbolize(u, frames[i].pc, !exact[i], &frames[i]);
-	free(exact);
 	*framesp = frames;
 	*np = n;
 	return FP_OK;
+}
+
+void
+unwinder_symbolize(struct unwinder *u, struct native_frame *frames, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		symbolize(u, frames[i].pc, !frames[i].exact, &frames[i]);
+}
+
+int
+unwinder_thread(struct unwinder *u, pid_t tid, struct native_frame **framesp,
+    size_t *np, char **cause)
+{
+	int rc;
+
+	if ((rc = unwinder_thread_pcs(u, tid, framesp, np, cause)) == FP_OK)
+		unwinder_symbolize(u, *framesp, *np);
+	return rc;
 }
 
 void

@@ -42,6 +42,19 @@ int unwinder_open(pid_t pid, struct unwinder **u, char **cause);
 int unwinder_thread(struct unwinder *u, pid_t tid, struct native_frame **frames,
     size_t *n, char **cause);
 
+/*
+ * The same in two halves, so that the thread is held only for the first:
+ * unwinder_thread_pcs() reads the stack of the stopped thread (registers
+ * once, memory through the page cache: a few hundred microseconds once the
+ * unwind tables are cached) and fills only pc and exact of each frame;
+ * unwinder_symbolize(), called after the thread is let go, names them
+ * (the first time, loading debug info costs tens of milliseconds).
+ */
+int unwinder_thread_pcs(struct unwinder *u, pid_t tid,
+    struct native_frame **frames, size_t *n, char **cause);
+void unwinder_symbolize(struct unwinder *u, struct native_frame *frames,
+    size_t n);
+
 void unwinder_close(struct unwinder *u);
 
 #endif
