@@ -11,7 +11,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
-#include <libunwind-ptrace.h>
 #include <libelf.h>
 #include <limits.h>
 #include <pthread.h>
@@ -26,6 +25,7 @@
 #include "core/elfimage.h"
 #include "core/memread.h"
 #include "core/procfs.h"
+#include "core/unwind.h"
 #include "core/util.h"
 #include "inject/ptrace.h"
 
@@ -76,7 +76,7 @@ struct target {
 	bool private_dlopen;	/* __libc_dlopen_mode: no dlerror */
 	uint64_t syscall_insn;	/* a `syscall` instruction in libc text */
 	uint64_t r_debug;	/* &_r_debug, or 0 if not found */
-	unw_addr_space_t unw;	/* NULL: stack checks skipped */
+	struct unwinder *unw;	/* NULL: stack checks skipped */
 };
 
 /* Why a thread was not a safe point, for the final message. */
@@ -383,8 +383,7 @@ target_free(struct target *tg)
 	module_free(&tg->ldso);
 	module_free(&tg->exe);
 	module_free(&tg->libpython);
-	if (tg->unw != NULL)
-		unw_destroy_addr_space(tg->unw);
+	unwinder_close(tg->unw);
 	free(tg->exe_path);
 	memset(tg, 0, sizeof *tg);
 }
@@ -518,8 +517,7 @@ target_open(pid_t pid, struct target *tg, char **cause)
 		goto out;
 	}
 	/* Without an unwinder only the instruction pointer is checked. */
-	if ((tg->unw = unw_create_addr_space(&_UPT_accessors, 0)) != NULL)
-		(void)unw_set_caching_policy(tg->unw, UNW_CACHE_GLOBAL);
+	(void)unwinder_open(pid, &tg->unw, NULL);
 	rc = FP_OK;
 out:
 	procfs_maps_free(&maps);
@@ -563,44 +561,26 @@ classify(const struct target *tg, uint64_t pc)
 }
 
 /*
- * Look at the whole native stack: the thread must not be inside the loader
- * at any depth, and libc may appear only as the innermost system call
- * wrapper (in_syscall) and as the outermost thread entry (start_thread,
- * __libc_start_main, under _start).  A libc frame anywhere else means
- * libc called back into other code (a signal handler over malloc, qsort,
- * dl_iterate_phdr) and may hold a lock.  NULL if safe, else why not.
- */
-/*
- * The return addresses of the stopped thread, innermost first.  Only pcs:
- * libunwind-ptrace finds the CFI in the files named by /proc/<pid>/maps
- * (a few ms; symbolizing with libdw, as core/unwind does, costs 60 ms).
- * Those paths are ours, so in a container this may find nothing; then 0.
+ * The return addresses of the stopped thread, innermost first.  Only pcs,
+ * read with core/unwind's unwinder: the CFI tables from the target's
+ * memory, its stack through a page cache (process_vm_readv), so that the
+ * thread is held a fraction of a millisecond, not the tens of milliseconds
+ * of libunwind-ptrace's one PTRACE_PEEKDATA per word; symbolizing is left
+ * out altogether.  0 when the stack cannot be read.
  */
 static size_t
 stack_pcs(const struct target *tg, pid_t tid, uint64_t *pcs, size_t max)
 {
-	unw_word_t pc, sp, prev_sp = 0;
-	unw_cursor_t cursor;
-	size_t n = 0;
-	void *upt;
+	struct native_frame *frames;
+	size_t n = 0, i;
 
-	if (tg->unw == NULL || (upt = _UPT_create(tid)) == NULL)
+	if (tg->unw == NULL ||
+	    unwinder_thread_pcs(tg->unw, tid, &frames, &n, NULL) != FP_OK)
 		return 0;
-	if (unw_init_remote(&cursor, tg->unw, upt) == 0) {
-		while (n < max) {
-			if (unw_get_reg(&cursor, UNW_REG_IP, &pc) < 0 ||
-			    unw_get_reg(&cursor, UNW_REG_SP, &sp) < 0 || pc == 0)
-				break;
-			if (n > 0 && sp == prev_sp && pc == pcs[n - 1])
-				break;	/* no progress */
-			pcs[n++] = pc;
-			prev_sp = sp;
-			if (unw_step(&cursor) <= 0)
-				break;
-		}
-	}
-	_UPT_destroy(upt);
-	return n;
+	for (i = 0; i < n && i < max; i++)
+		pcs[i] = frames[i].pc;
+	native_frames_free(frames, n);
+	return i;
 }
 
 /*

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "core/procfs.h"
+#include "core/tresume.h"
 #include "core/util.h"
 
 #ifndef NT_X86_XSTATE
@@ -82,6 +83,7 @@ sweep_pending(void)
 	for (i = 0; i < PENDING_MAX; i++) {
 		if ((tid = pending[i]) == 0)
 			continue;
+		tresume_fix_syscall(tid, tid);	/* nothing if not stopped */
 		if (ptrace(PTRACE_DETACH, tid, NULL, NULL) == 0) {
 			pending[i] = 0;
 			continue;
@@ -93,13 +95,20 @@ sweep_pending(void)
 			pending[i] = 0;
 			continue;
 		}
+		tresume_fix_syscall(tid, tid);
 		(void)ptrace(PTRACE_DETACH, tid, NULL,
 		    (void *)(long)((status >> 16) == 0 ? WSTOPSIG(status) : 0));
 		pending[i] = 0;
 	}
 }
 
-/* Sleep a little, longer as the wait goes on: stops take microseconds. */
+/*
+ * Sleep a little between two looks.  Every microsecond between the
+ * thread's stop and our look is a microsecond more it is held (signals
+ * that come meanwhile wait, and two of a kind merge), so look every 50 us
+ * for the first ~100 ms, which covers every call we make, and only then
+ * back off to 1 ms (a call stuck on a lock).
+ */
 static void
 backoff(unsigned *spins)
 {
@@ -109,9 +118,7 @@ backoff(unsigned *spins)
 		sched_yield();
 		return;
 	}
-	nap.tv_nsec = 20000L << (*spins - 20 < 6 ? *spins - 20 : 6);
-	if (nap.tv_nsec > 1000000)
-		nap.tv_nsec = 1000000;
+	nap.tv_nsec = *spins < 2000 ? 50000 : 1000000;
 	nanosleep(&nap, NULL);
 }
 
@@ -196,6 +203,26 @@ forget(struct ptrace_thread *t)
 	t->attached = t->stopped = t->saved = false;
 }
 
+/* The thread is seen in a ptrace-stop: start counting how long it stays. */
+static void
+mark_stopped(struct ptrace_thread *t)
+{
+	t->stopped = true;
+	t->stop_seen_ns = now_ns();
+}
+
+/* Resume it (PTRACE_CONT, _SINGLESTEP, _DETACH): the stop ends here. */
+static long
+resume(struct ptrace_thread *t, enum __ptrace_request req, int sig)
+{
+	uint64_t held = t->stop_seen_ns != 0 ? now_ns() - t->stop_seen_ns : 0;
+
+	if (held > t->longest_stop_ns)
+		t->longest_stop_ns = held;
+	t->stop_seen_ns = 0;
+	return ptrace(req, t->tid, NULL, (void *)(long)sig);
+}
+
 static int
 seize_error(struct ptrace_thread *t, int e, char **cause)
 {
@@ -265,10 +292,12 @@ ptrace_thread_seize(struct ptrace_thread *t, pid_t pid, pid_t tid,
 			return gone(t, cause);
 		if (!WIFSTOPPED(status))
 			continue;
-		t->stopped = true;
+		mark_stopped(t);
 		if ((status >> 16) == PTRACE_EVENT_STOP) {
-			if (WSTOPSIG(status) == SIGTRAP)
+			if (WSTOPSIG(status) == SIGTRAP) {
+				t->stopped_ns = now_ns();
 				return FP_OK;	/* our interrupt */
+			}
 			/*
 			 * A group-stop: the process is stopped by job control.
 			 * Detaching leaves it stopped, as its owner wants.
@@ -279,7 +308,7 @@ ptrace_thread_seize(struct ptrace_thread *t, pid_t pid, pid_t tid,
 			    "job control (SIGSTOP)", (int)pid);
 		}
 		if ((status >> 16) != 0) {
-			if (ptrace(PTRACE_CONT, tid, NULL, NULL) == -1)
+			if (resume(t, PTRACE_CONT, 0) == -1)
 				return gone(t, cause);
 			continue;
 		}
@@ -291,7 +320,7 @@ ptrace_thread_seize(struct ptrace_thread *t, pid_t pid, pid_t tid,
 			return gone(t, cause);
 		queue_signal(t, &si);
 		t->stopped = false;
-		if (ptrace(PTRACE_CONT, tid, NULL, NULL) == -1)
+		if (resume(t, PTRACE_CONT, 0) == -1)
 			return gone(t, cause);
 	}
 }
@@ -364,7 +393,7 @@ ptrace_thread_run(struct ptrace_thread *t, bool step, uint64_t deadline_ns,
 		return fail(cause, FP_ERR, "thread %d is not stopped", (int)t->tid);
 	memset(stop, 0, sizeof *stop);
 	for (;;) {
-		if (ptrace(req, t->tid, NULL, NULL) == -1)
+		if (resume(t, req, 0) == -1)
 			return gone(t, cause);
 		t->stopped = t->sigstop = false;
 again:
@@ -387,7 +416,7 @@ again:
 			return gone(t, cause);
 		if (!WIFSTOPPED(status))
 			goto again;
-		t->stopped = true;
+		mark_stopped(t);
 		if ((status >> 16) == PTRACE_EVENT_STOP) {
 			if (WSTOPSIG(status) != SIGTRAP)
 				t->group_stopped = true;
@@ -467,7 +496,7 @@ stop_again(struct ptrace_thread *t, uint64_t deadline_ns)
 		}
 		if (!WIFSTOPPED(status))
 			continue;
-		t->stopped = true;
+		mark_stopped(t);
 		t->sigstop = (status >> 16) == 0;
 		if (!t->sigstop)
 			return 0;
@@ -477,16 +506,158 @@ stop_again(struct ptrace_thread *t, uint64_t deadline_ns)
 			return 0;
 		queue_signal(t, &si);
 		t->stopped = t->sigstop = false;
-		if (ptrace(PTRACE_CONT, t->tid, NULL, NULL) == -1)
+		if (resume(t, PTRACE_CONT, 0) == -1)
 			return -1;
 	}
+}
+
+/* Detach with `sig`; FP_OK, or an error as ptrace_thread_release() says. */
+static int
+detach(struct ptrace_thread *t, int sig, char **cause)
+{
+	int e;
+
+	if (resume(t, PTRACE_DETACH, sig) == 0)
+		return FP_OK;
+	e = errno;
+	if (e == ESRCH && !procfs_exists(t->tid))
+		return gone(t, cause);
+	return fail(cause, FP_ERR, "cannot detach from thread %d: %s",
+	    (int)t->tid, strerror(e));
+}
+
+/*
+ * Give up on exact delivery (the thread did not come back to a stop in
+ * time, or met job control): re-send what is left and detach.  Signals of
+ * one kind may merge then, as they would in any pile-up.
+ */
+static int
+detach_resending(struct ptrace_thread *t, size_t from, char **cause)
+{
+	size_t i;
+
+	if (!t->stopped && stop_again(t, now_ns() + 1000000000ull) == -1)
+		return fail(cause, FP_ERR, "thread %d of process %d did not "
+		    "stop again to take its signals back", (int)t->tid,
+		    (int)t->pid);
+	for (i = from; i < t->nqueued; i++)
+		resend(t->pid, t->tid, &t->queued[i]);
+	return detach(t, 0, cause);
+}
+
+/*
+ * Hand the queued signals back and detach.  The thread is stopped with its
+ * own registers back.
+ *
+ * Re-sending them all while the thread is still stopped would merge every
+ * standard signal with another of its kind (one pending instance per
+ * signal number), and a handler counting SIGUSR1 would miss some.  So each
+ * one is delivered at a signal-delivery-stop, where the resume's signal
+ * argument delivers exactly that signal with its siginfo, and only one of
+ * ours is ever pending: at the stop of queued[i] (dequeued, so no longer
+ * pending), queued[i + 1] is sent, and the thread is resumed with
+ * queued[i].  The kernel builds the handler frame for i and, unless i + 1
+ * is blocked (the same signal: the handler blocks its own), stops again at
+ * once for i + 1; a blocked one waits until the handler returns, as it
+ * would have without us.  The last is delivered by the detach itself.
+ * Other signals that arrive meanwhile are the thread's own business now
+ * (its registers are its own): each is passed through at its stop.
+ *
+ * The one window left: a signal of the kind of the one pending for us,
+ * sent by someone else while ours waits behind its own handler, merges
+ * with ours; that takes a few microseconds of handler, not our whole visit.
+ */
+/*
+ * Resume the stopped thread with `sig` and wait for the delivery-stop of
+ * signal `want`, passing through any other signal met on the way (the
+ * thread's registers are its own again: it is its business now).  0 at
+ * that stop; 1 if it did not come by the deadline or the thread met
+ * another kind of stop; -1 if the thread is gone.
+ */
+static int
+deliver_and_wait(struct ptrace_thread *t, int sig, int want, uint64_t deadline)
+{
+	siginfo_t si;
+	int status;
+	pid_t r;
+
+	for (;;) {
+		if (resume(t, PTRACE_CONT, sig) == -1)
+			return -1;
+		t->stopped = t->sigstop = false;
+		do {
+			r = wait_until(t->tid, &status, deadline);
+			if (r == 0)
+				return 1;
+			if (r == -1 || WIFEXITED(status) || WIFSIGNALED(status))
+				return -1;
+		} while (!WIFSTOPPED(status));
+		mark_stopped(t);
+		if ((status >> 16) != 0)
+			return 1;
+		t->sigstop = true;
+		if (ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &si) == -1)
+			return -1;
+		if (si.si_signo == want)
+			return 0;
+		sig = si.si_signo;
+	}
+}
+
+/*
+ * Hand the queued signals back and detach.  The thread is stopped with its
+ * own registers back.
+ *
+ * Re-sending them all while the thread is still stopped would merge every
+ * standard signal with another of its kind (one pending instance per
+ * signal number), and a handler counting SIGUSR1 would miss some.  So each
+ * one is delivered at a signal-delivery-stop, where the resume's signal
+ * argument delivers exactly that signal with its siginfo, and only one of
+ * ours is ever pending: at the stop of queued[i] (dequeued, so no longer
+ * pending), queued[i + 1] is sent, and the thread is resumed with
+ * queued[i].  The kernel builds the handler frame for i and, unless i + 1
+ * is blocked (the same signal: a handler blocks its own), stops again at
+ * once for i + 1; a blocked one waits until the handler returns, as it
+ * would have without us.  The last is delivered by the detach itself.
+ *
+ * The one window left: a signal of the kind of the one pending for us,
+ * sent by someone else while ours waits behind its own handler, merges
+ * with ours; that is a few microseconds of handler, not our whole visit.
+ */
+static int
+detach_delivering(struct ptrace_thread *t, char **cause)
+{
+	uint64_t deadline = now_ns() + 1000000000ull;
+	size_t cur = 0;
+	int w = 0, sig;
+
+	if (t->nqueued == 0)
+		return detach(t, 0, cause);
+	if (!t->sigstop) {
+		/* Not at a delivery-stop: make one for the first signal. */
+		resend(t->pid, t->tid, &t->queued[0]);
+		w = deliver_and_wait(t, 0, t->queued[0].si_signo, deadline);
+	}
+	for (; w == 0; cur++) {
+		/* At the delivery-stop of queued[cur]. */
+		(void)ptrace(PTRACE_SETSIGINFO, t->tid, NULL, &t->queued[cur]);
+		sig = t->queued[cur].si_signo;
+		if (cur + 1 == t->nqueued)
+			return detach(t, sig, cause);
+		resend(t->pid, t->tid, &t->queued[cur + 1]);
+		w = deliver_and_wait(t, sig, t->queued[cur + 1].si_signo,
+		    deadline);
+	}
+	if (w == -1)
+		return gone(t, cause);
+	return detach_resending(t, cur + 1, cause);
 }
 
 int
 ptrace_thread_release(struct ptrace_thread *t, char **cause)
 {
-	int rc = FP_OK, sig = 0, e;
-	size_t i = 0;
+	uint64_t stopped = t->stopped_ns;
+	int rc = FP_OK, rc2, e;
 
 	if (!t->attached)
 		goto out;
@@ -506,26 +677,11 @@ ptrace_thread_release(struct ptrace_thread *t, char **cause)
 		    "thread %d of process %d (%s); it may misbehave",
 		    (int)t->tid, (int)t->pid, strerror(e));
 	}
-	/*
-	 * At a signal-delivery-stop the first queued signal goes back with
-	 * its siginfo exactly as it came; the rest are sent again and
-	 * delivered as soon as the thread runs untraced.
-	 */
-	if (t->sigstop && t->nqueued > 0 &&
-	    ptrace(PTRACE_SETSIGINFO, t->tid, NULL, &t->queued[0]) == 0) {
-		sig = t->queued[0].si_signo;
-		i = 1;
-	}
-	for (; i < t->nqueued; i++)
-		resend(t->pid, t->tid, &t->queued[i]);
-	if (ptrace(PTRACE_DETACH, t->tid, NULL, (void *)(long)sig) == -1) {
-		e = errno;
-		if (e == ESRCH && !procfs_exists(t->tid))
-			rc = gone(t, cause);
-		else
-			rc = fail(cause, FP_ERR, "cannot detach from thread %d: "
-			    "%s", (int)t->tid, strerror(e));
-	}
+	tresume_fix_syscall(t->pid, t->tid);
+	rc2 = detach_delivering(t, rc == FP_OK ? cause : NULL);
+	if (rc == FP_OK)
+		rc = rc2;
+	tresume_note_held("inject", t->tid, stopped, t->longest_stop_ns);
 out:
 	forget(t);
 	return rc;
@@ -572,6 +728,7 @@ ptrace_release_all(void)
 		}
 		if (stopped) {
 			(void)restore_state(t);
+			tresume_fix_syscall(t->pid, t->tid);
 			for (i = 0; i < (int)t->nqueued; i++)
 				resend(t->pid, t->tid, &t->queued[i]);
 			for (i = 0; i < nsig; i++)

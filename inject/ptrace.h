@@ -6,8 +6,9 @@
  *
  * While a thread is held, every signal that reaches it and is not a fault
  * of the code it runs for us (a return to address 0, a single-step trap) is
- * taken off it, kept, and handed back at release, so its handlers never run
- * on our stack and the target loses no signal.
+ * taken off it, kept, and handed back at release one at a time, each at a
+ * signal-delivery-stop of its own, so its handlers never run on our stack,
+ * a signal that came once is delivered once, and the target loses none.
  *
  * It must never leave a thread stopped, traced or with our registers: every
  * wait has a deadline; ptrace_thread_release() restores what was saved and
@@ -35,6 +36,9 @@ struct ptrace_thread {
 	bool stopped;		/* in a ptrace-stop */
 	bool sigstop;		/* ... and it is a signal-delivery-stop */
 	bool group_stopped;	/* saw a job-control stop while held */
+	uint64_t stopped_ns;	/* when it first stopped, for FP_STOP_STATS */
+	uint64_t stop_seen_ns;	/* when the current stop was seen; 0 if none */
+	uint64_t longest_stop_ns;	/* longest stop so far */
 
 	/* Saved by ptrace_thread_save(), put back by release. */
 	bool saved;
