@@ -694,6 +694,9 @@ unwind_one(struct py_reader *r, struct py_thread *t, bool stopped_already,
 		t->native_error = xstrdup("no OS thread matched: native frames unavailable");
 		return;
 	}
+	/* Caches filled while it runs: the stop lasts only the reading. */
+	if (!stopped_already)
+		unwinder_warm(r->unwinder, t->tid);
 	if (!stopped_already && tstop_stop(t->tid, STOP_TIMEOUT_MS, &cause) != FP_OK) {
 		t->native_error = cause;
 		return;

@@ -742,15 +742,59 @@ unwinder_open(pid_t pid, struct unwinder **up, char **cause)
 	return FP_OK;
 }
 
-int
-unwinder_thread_pcs(struct unwinder *u, pid_t tid, struct native_frame **framesp,
-    size_t *np, char **cause)
+/*
+ * Unwind from u->regs with thread `tid`'s memory.  *frames gets pc and
+ * exact of each frame (NULL and 0 when the unwind could not start).
+ */
+static int
+unwind_regs(struct unwinder *u, pid_t tid, struct native_frame **framesp,
+    size_t *np)
 {
 	struct native_frame *frames = NULL, *f;
 	size_t n = 0, alloc = 0;
 	unw_cursor_t cursor;
 	unw_word_t pc, sp, prev_pc = 0, prev_sp = 0;
 	bool next_exact = true;
+	int ret;
+
+	if ((u->upt = _UPT_create(tid)) == NULL)
+		return -UNW_ENOMEM;
+	u->tid = tid;
+	u->gen++;
+	current = u;
+	if ((ret = unw_init_remote(&cursor, u->as, u->upt)) < 0)
+		goto out;
+	while (n < UNWIND_MAX_FRAMES) {
+		if (unw_get_reg(&cursor, UNW_REG_IP, &pc) < 0 ||
+		    unw_get_reg(&cursor, UNW_REG_SP, &sp) < 0 || pc == 0)
+			break;
+		if (n > 0 && pc == prev_pc && sp == prev_sp)
+			break;	/* no progress: bad unwind info */
+		f = ARRAY_PUSH(frames, n, alloc);
+		memset(f, 0, sizeof *f);
+		f->pc = pc;
+		f->exact = next_exact;
+		/* The frame a signal interrupted has an exact pc too. */
+		next_exact = unw_is_signal_frame(&cursor) > 0;
+		prev_pc = pc;
+		prev_sp = sp;
+		if (unw_step(&cursor) <= 0)
+			break;
+	}
+	ret = 0;
+out:
+	current = NULL;
+	_UPT_destroy(u->upt);
+	u->upt = NULL;
+	*framesp = frames;
+	*np = n;
+	return ret;
+}
+
+int
+unwinder_thread_pcs(struct unwinder *u, pid_t tid, struct native_frame **framesp,
+    size_t *np, char **cause)
+{
 	char path[64];
 	int ret, e;
 
@@ -772,42 +816,46 @@ unwinder_thread_pcs(struct unwinder *u, pid_t tid, struct native_frame **framesp
 	if (access(path, F_OK) != 0)
 		return fail(cause, procfs_exists(tid) ? FP_ERR : FP_EEXITED,
 		    "thread %d is not a thread of process %d", (int)tid, (int)u->pid);
-	if ((u->upt = _UPT_create(tid)) == NULL)
-		return fail(cause, FP_ERR, "out of memory");
-	u->tid = tid;
-	u->gen++;
-	current = u;
-
-	if ((ret = unw_init_remote(&cursor, u->as, u->upt)) < 0) {
-		current = NULL;
-		_UPT_destroy(u->upt);
-		u->upt = NULL;
+	if ((ret = unwind_regs(u, tid, framesp, np)) < 0)
 		return fail(cause, FP_ERR, "cannot unwind thread %d: %s", (int)tid,
 		    unw_strerror(ret));
-	}
-	while (n < UNWIND_MAX_FRAMES) {
-		if (unw_get_reg(&cursor, UNW_REG_IP, &pc) < 0 ||
-		    unw_get_reg(&cursor, UNW_REG_SP, &sp) < 0 || pc == 0)
-			break;
-		if (n > 0 && pc == prev_pc && sp == prev_sp)
-			break;	/* no progress: bad unwind info */
-		f = ARRAY_PUSH(frames, n, alloc);
-		memset(f, 0, sizeof *f);
-		f->pc = pc;
-		f->exact = next_exact;
-		/* The frame a signal interrupted has an exact pc too. */
-		next_exact = unw_is_signal_frame(&cursor) > 0;
-		prev_pc = pc;
-		prev_sp = sp;
-		if (unw_step(&cursor) <= 0)
-			break;
-	}
-	current = NULL;
-	_UPT_destroy(u->upt);
-	u->upt = NULL;
-	*framesp = frames;
-	*np = n;
 	return FP_OK;
+}
+
+void
+unwinder_warm(struct unwinder *u, pid_t tid)
+{
+	struct native_frame *frames;
+	unsigned long long sp, pc;
+	char path[80], buf[256];
+	size_t n;
+	ssize_t len;
+	int fd;
+
+	/* "NR ARG0 .. ARG5 SP PC" of a thread blocked in a system call. */
+	snprintf(path, sizeof path, "/proc/%d/task/%d/syscall", (int)u->pid,
+	    (int)tid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return;
+	len = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (len <= 0)
+		return;
+	buf[len] = '\0';
+	if (sscanf(buf, "%*d %*x %*x %*x %*x %*x %*x 0x%llx 0x%llx", &sp,
+	    &pc) != 2)
+		return;	/* "running" */
+	/*
+	 * Most frames find their CFA from the stack pointer and restore
+	 * callee-saved registers from the stack, so pc and sp alone walk
+	 * much of the real stack (racily: the thread runs; only the caches
+	 * are kept).  A register we do not know reads as 0.
+	 */
+	memset(&u->regs, 0, sizeof u->regs);
+	u->regs.rip = pc;
+	u->regs.rsp = sp;
+	if (unwind_regs(u, tid, &frames, &n) == 0)
+		native_frames_free(frames, n);
 }
 
 void

@@ -55,6 +55,16 @@ int unwinder_thread_pcs(struct unwinder *u, pid_t tid,
 void unwinder_symbolize(struct unwinder *u, struct native_frame *frames,
     size_t n);
 
+/*
+ * Warm the unwinder's caches (unwind tables, libunwind's per-pc state,
+ * read-only pages) for thread `tid` WITHOUT stopping it, when it is blocked
+ * in a system call: /proc/<pid>/task/<tid>/syscall gives its pc and stack
+ * pointer, enough to walk most of its stack.  The next
+ * unwinder_thread_pcs() of the stopped thread then finds everything cached
+ * and holds it a fraction of the time.  Does nothing for a running thread.
+ */
+void unwinder_warm(struct unwinder *u, pid_t tid);
+
 void unwinder_close(struct unwinder *u);
 
 #endif

@@ -944,6 +944,9 @@ attempt(const struct target *tg, pid_t tid, bool want_syscall,
 	char *msg = NULL;
 
 	v->tried++;
+	/* The stop lasts as long as the stack check: do the slow part before. */
+	if (want_syscall && tg->unw != NULL)
+		unwinder_warm(tg->unw, tid);
 	stop_deadline = now_ns() + 200000000ull;
 	if (stop_deadline > search_deadline)
 		stop_deadline = search_deadline;
