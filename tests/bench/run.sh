@@ -59,7 +59,7 @@ stops() {
 			i=$((i + 1))
 		done
 		sleep 1.1
-		printf 'CPython %-8s %-16s %s ms median of 5  longest stop of the thread %s ms (budget 10); select(1.0) overran by <= %s ms\n' \
+		printf 'CPython %-8s %-16s %s ms median of 5  longest stop of the thread %s ms (budget 10); the thread it ran on (in select(1.0)) late by <= %s ms\n' \
 		    "$2" "injection:" "$(awk '$1 == "ok" { print $2 / 1000 }' "$tmp/injtimes" | sort -n | sed -n 3p)" \
 		    "$(colmax "$tmp/inject" 4 | awk '{ printf "%.2f", $1 / 1000 }')" "$(colmax "$tmp/clock" 1)"
 	fi

@@ -193,7 +193,7 @@ def waits(call):
             r = libc.epoll_pwait(ep.fileno(), events, 10, 1000, None)
         if r < 0:
             print("%s failed: errno %d" % (call, ctypes.get_errno()), flush=True)
-for call in ("epoll_wait", "epoll_pwait"):
+for call in sys.argv[1:]:
     threading.Thread(target=waits, args=(call,), daemon=True).start()
 print("ready", flush=True)
 threading.Event().wait()
@@ -514,20 +514,20 @@ def test_epoll(ident, exe):
     no EINTR retry) must not fail with EINTR because we stopped it, whether
     it was the thread chosen or only looked at; select, poll, read restart
     by themselves."""
-    name = "%s epoll" % ident
-    t = Target(exe, "epoll")
-    try:
-        ok(wait_syscall(t.pid, ("232",)) and wait_syscall(t.pid, ("281",)),
-           "%s: threads in epoll_wait and epoll_pwait" % name)
-        for i in range(2):
-            lib = lib_copy(i)
-            rc, msg, _ = inject(t.pid, outfile(name), lib=lib)
-            ok(rc == 0, "%s: injected #%d" % (name, i + 1), msg)
-        time.sleep(0.1)
-        check_after(name, t, want_lib=0)
-        ok(t.lines() == ["ready"], "%s: no wait failed" % name, t.lines())
-    finally:
-        t.kill()
+    for call, nr in (("epoll_wait", "232"), ("epoll_pwait", "281")):
+        name = "%s %s" % (ident, call)
+        t = Target(exe, "epoll", call)
+        try:
+            ok(wait_syscall(t.pid, (nr,)), "%s: a thread in %s" % (name, call))
+            for i in range(2):
+                rc, msg, _ = inject(t.pid, outfile(name), lib=lib_copy(i))
+                ok(rc == 0, "%s: injected #%d" % (name, i + 1), msg)
+            time.sleep(0.1)
+            check_after(name, t, want_lib=0)
+            ok(t.lines() == ["ready"], "%s: no wait failed" % name,
+               t.lines())
+        finally:
+            t.kill()
 
 
 def lib_copy(i):
