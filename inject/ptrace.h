@@ -93,8 +93,12 @@ int ptrace_thread_run(struct ptrace_thread *t, bool step, uint64_t deadline_ns,
     struct ptrace_stop *stop, char **cause);
 
 /*
- * Put back the saved registers and extended state, hand back the queued
- * signals and detach.  Returns 0, FP_EEXITED if the thread died, FP_ERR if
+ * Put back the saved registers and extended state, restart an epoll wait
+ * our stop broke off (core/tresume.h), hand back the queued signals one at
+ * a time (the thread runs its handlers meanwhile, still traced: at most a
+ * second, then the rest are re-sent) and detach.  With FP_STOP_STATS set,
+ * records how long the thread was held and its longest single stop.
+ * Returns 0, FP_EEXITED if the thread died, FP_ERR if
  * the restore failed (*cause says what).  Always ends with the thread not
  * traced by us (or remembered to be let go as soon as it stops), and frees
  * what `t` holds.
