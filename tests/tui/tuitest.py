@@ -541,6 +541,36 @@ def smoke(version, exe, workdir):
             target.stop()
 
 
+def names_smoke(version, exe, workdir):
+    """Threads named only in Python (pynames.py): the threads pane and the
+    title bar's GIL holder show their names, and the agent stays out."""
+    tmux = Tmux(120, 30)
+    target = None
+    name = "CPython %s Python-only names" % version
+    try:
+        target = Target(exe, workdir, "pynames.py")
+        s = Session(tmux, target, workdir)
+        TAP.ok(s.wait(has("\u0437\u0430\u0433\u0440\u0443\u0437\u0447\u0438\u043a-1",
+                          "\u6570\u636e", "caf\u00e9-\u00fc", "after-rename", "Dummy-1",
+                          "MainThread",
+                          "GIL: \u0434\u0435\u0440\u0436\u0430\u0442\u0435\u043b\u044c-GIL"),
+                      "names") is not None,
+               "%s: the threads pane and the GIL holder show them" % name)
+        s.tmux.keys("q")
+        rc, same, diff = s.finished()
+        TAP.ok(rc == 0 and same, "%s: quit restores the terminal" % name,
+               "rc %s\n%s" % (rc, diff))
+        check_target(target, name, False)
+        TAP.ok(not os.path.exists("/tmp/.flight_profiler-%d" % target.pid),
+               "%s: no agent directory" % name)
+    except RuntimeError as e:
+        TAP.ok(False, name, str(e))
+    finally:
+        tmux.kill()
+        if target:
+            target.stop()
+
+
 # ---- with the agent -----------------------------------------------------------
 
 def agent_libraries(pid):
@@ -794,6 +824,7 @@ def screens():
             TAP.skip("golden screens", "CPython %s is not configured (goldens are made with it)" % want)
         for version, exe in pythons():
             smoke(version, exe, workdir)
+            names_smoke(version, exe, workdir)
             agent_smoke(version, exe, workdir)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
