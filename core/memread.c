@@ -10,6 +10,7 @@
 #include "core/util.h"
 
 #define PAGE 4096u
+#define MEM_BATCH 1024	/* IOV_MAX on Linux */
 
 int
 mem_read(pid_t pid, uint64_t addr, void *buf, size_t len)
@@ -37,6 +38,7 @@ mem_read_u64(pid_t pid, uint64_t addr, uint64_t *value)
 struct mem_page {
 	uint64_t page;		/* address / PAGE, 0 = empty slot */
 	bool ok;		/* readable */
+	bool pending;		/* asked for while deferring, not read yet */
 	unsigned char *data;
 };
 
@@ -45,6 +47,7 @@ struct mem_cache {
 	size_t max_pages, used;
 	struct mem_page *slots;	/* 2 * max_pages, open addressing */
 	size_t nslots;
+	bool deferring;		/* misses are noted, not read */
 };
 
 struct mem_cache *
@@ -102,9 +105,69 @@ get_page(struct mem_cache *mc, uint64_t page)
 	if (p->data == NULL)
 		p->data = xmalloc(PAGE);
 	p->page = page;
-	p->ok = mem_read(mc->pid, page * PAGE, p->data, PAGE) == 0;
+	p->pending = mc->deferring;
+	p->ok = !p->pending && mem_read(mc->pid, page * PAGE, p->data, PAGE) == 0;
 	mc->used++;
 	return p;
+}
+
+void
+mem_cache_defer(struct mem_cache *mc, bool on)
+{
+	mc->deferring = on;
+}
+
+/*
+ * Read n pending pages with as few process_vm_readv calls as possible: one
+ * per IOV_MAX pages, plus one for each unreadable page (the kernel stops at
+ * the first remote range it cannot read).
+ */
+static void
+read_batch(struct mem_cache *mc, struct mem_page **batch, size_t n)
+{
+	struct iovec local[MEM_BATCH], remote[MEM_BATCH];
+	size_t i = 0, k, done;
+	ssize_t got;
+
+	while (i < n) {
+		for (k = i; k < n; k++) {
+			local[k - i] = (struct iovec){ batch[k]->data, PAGE };
+			remote[k - i] = (struct iovec){ (void *)(uintptr_t)(batch[k]->page * PAGE), PAGE };
+		}
+		got = process_vm_readv(mc->pid, local, n - i, remote, n - i, 0);
+		done = got > 0 ? (size_t)got / PAGE : 0;
+		for (k = i; k < i + done; k++) {
+			batch[k]->ok = true;
+			batch[k]->pending = false;
+		}
+		i += done;
+		if (i < n) {
+			batch[i]->ok = mem_read(mc->pid, batch[i]->page * PAGE, batch[i]->data, PAGE) == 0;
+			batch[i]->pending = false;
+			i++;
+		}
+	}
+}
+
+size_t
+mem_cache_fetch(struct mem_cache *mc)
+{
+	struct mem_page *batch[MEM_BATCH];
+	size_t i, n = 0, total = 0;
+
+	for (i = 0; i < mc->nslots; i++) {
+		if (mc->slots[i].page == 0 || !mc->slots[i].pending)
+			continue;
+		batch[n++] = &mc->slots[i];
+		total++;
+		if (n == MEM_BATCH) {
+			read_batch(mc, batch, n);
+			n = 0;
+		}
+	}
+	if (n > 0)
+		read_batch(mc, batch, n);
+	return total;
 }
 
 int
@@ -124,6 +187,9 @@ mem_cache_read(struct mem_cache *mc, uint64_t addr, void *buf, size_t len)
 		if (p == NULL) {
 			if (mem_read(mc->pid, addr, out, n) != 0)
 				return -1;
+		} else if (p->pending) {
+			errno = EAGAIN;
+			return -1;
 		} else if (!p->ok) {
 			errno = EFAULT;
 			return -1;

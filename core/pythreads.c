@@ -12,6 +12,8 @@
 /* Bounds: threads in the registry, characters in one name. */
 #define MAX_REGISTRY	4096
 #define MAX_NAME	256
+/* Levels of the path (dicts, keys, objects, strings) with room to spare. */
+#define MAX_ROUNDS	32
 
 struct pythreads {
 	const struct py_offsets *o;		/* the runtime's offsets in use */
@@ -88,21 +90,47 @@ name_one(void *arg, uint64_t key, uint64_t thread, int64_t hash)
 	return true;
 }
 
+/* One walk of the registry; reads that would block on deferred pages fail. */
+static size_t
+walk(struct pythreads *pt, struct pyobj *p, uint64_t interp, struct py_thread *threads,
+    size_t n)
+{
+	struct naming nm = { .pt = pt, .p = p, .threads = threads, .n = n, .named = 0 };
+	uint64_t modules, module, active;
+
+	if (mem_cache_read_u64(p->mc, interp + (uint64_t)pt->o->interp_modules, &modules) != 0)
+		return 0;
+	/* Not imported (yet): no Thread objects, only OS names. */
+	if ((module = pyobj_dict_get(p, modules, &pt->threading)) == 0 ||
+	    (active = pyobj_getattr(p, module, &pt->active)) == 0)
+		return 0;
+	pyobj_dict_each(p, active, MAX_REGISTRY, name_one, &nm);
+	return nm.named;
+}
+
 size_t
 pythreads_name(struct pythreads *pt, struct mem_cache *mc, uint64_t interp,
     struct py_thread *threads, size_t n)
 {
 	struct pyobj p = { .mc = mc, .o = pt->o, .a = pt->a, .serial = ++pt->serial };
-	struct naming nm = { .pt = pt, .p = &p, .threads = threads, .n = n, .named = 0 };
-	uint64_t modules, module, active;
+	size_t named = 0;
+	unsigned round;
 
-	if (pt->a == NULL || n == 0 || !mem_ptr_ok(interp, 8) ||
-	    mem_cache_read_u64(mc, interp + (uint64_t)pt->o->interp_modules, &modules) != 0)
+	if (pt->a == NULL || n == 0 || !mem_ptr_ok(interp, 8))
 		return 0;
-	/* Not imported (yet): no Thread objects, only OS names. */
-	if ((module = pyobj_dict_get(&p, modules, &pt->threading)) == 0 ||
-	    (active = pyobj_getattr(&p, module, &pt->active)) == 0)
-		return 0;
-	pyobj_dict_each(&p, active, MAX_REGISTRY, name_one, &nm);
-	return nm.named;
+	/*
+	 * Every Thread is read in the same pass: each walk notes the pages it
+	 * lacks, which are then read in one system call, and the walk runs
+	 * again — one call per level of the path, not one per object.  A walk
+	 * that names a thread names it right (from a whole string), so
+	 * partial walks do no harm.
+	 */
+	mem_cache_defer(mc, true);
+	for (round = 0; round < MAX_ROUNDS; round++) {
+		named = walk(pt, &p, interp, threads, n);
+		if (mem_cache_fetch(mc) == 0)
+			break;
+	}
+	mem_cache_defer(mc, false);
+	return named;
 }
