@@ -118,35 +118,75 @@ mem_cache_defer(struct mem_cache *mc, bool on)
 }
 
 /*
- * Read n pending pages with as few process_vm_readv calls as possible: one
- * per IOV_MAX pages, plus one for each unreadable page (the kernel stops at
- * the first remote range it cannot read).
+ * Read n ranges in as few process_vm_readv calls as possible: one per
+ * MEM_BATCH ranges, plus one for each unreadable range (the kernel stops at
+ * the first remote range it cannot read).  ok[i] tells which were read.
  */
+static void
+readv_all(pid_t pid, struct iovec *local, struct iovec *remote, size_t n, bool *ok)
+{
+	size_t i = 0, k, end, got_ranges;
+	ssize_t got;
+
+	while (i < n) {
+		end = n - i > MEM_BATCH ? i + MEM_BATCH : n;
+		got = process_vm_readv(pid, local + i, end - i, remote + i, end - i, 0);
+		/* Whole ranges read; a range cut short counts as not read. */
+		for (got_ranges = 0; got > 0 && i + got_ranges < end &&
+		    (size_t)got >= remote[i + got_ranges].iov_len; got_ranges++) {
+			got -= (ssize_t)remote[i + got_ranges].iov_len;
+			ok[i + got_ranges] = true;
+		}
+		i += got_ranges;
+		if (i < end) {
+			k = i++;
+			ok[k] = mem_read(pid, (uint64_t)(uintptr_t)remote[k].iov_base,
+			    local[k].iov_base, remote[k].iov_len) == 0;
+		}
+	}
+}
+
+void
+mem_read_spans(pid_t pid, const uint64_t *addrs, size_t n, size_t len, unsigned char *buf,
+    bool *ok)
+{
+	struct iovec *local = xcalloc(n ? n : 1, sizeof *local);
+	struct iovec *remote = xcalloc(n ? n : 1, sizeof *remote);
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		local[i] = (struct iovec){ buf + i * len, len };
+		remote[i] = (struct iovec){ (void *)(uintptr_t)addrs[i], len };
+		ok[i] = false;
+	}
+	readv_all(pid, local, remote, n, ok);
+	free(local);
+	free(remote);
+}
+
 static void
 read_batch(struct mem_cache *mc, struct mem_page **batch, size_t n)
 {
 	struct iovec local[MEM_BATCH], remote[MEM_BATCH];
-	size_t i = 0, k, done;
-	ssize_t got;
+	bool ok[MEM_BATCH];
+	size_t i;
 
-	while (i < n) {
-		for (k = i; k < n; k++) {
-			local[k - i] = (struct iovec){ batch[k]->data, PAGE };
-			remote[k - i] = (struct iovec){ (void *)(uintptr_t)(batch[k]->page * PAGE), PAGE };
-		}
-		got = process_vm_readv(mc->pid, local, n - i, remote, n - i, 0);
-		done = got > 0 ? (size_t)got / PAGE : 0;
-		for (k = i; k < i + done; k++) {
-			batch[k]->ok = true;
-			batch[k]->pending = false;
-		}
-		i += done;
-		if (i < n) {
-			batch[i]->ok = mem_read(mc->pid, batch[i]->page * PAGE, batch[i]->data, PAGE) == 0;
-			batch[i]->pending = false;
-			i++;
-		}
+	for (i = 0; i < n; i++) {
+		local[i] = (struct iovec){ batch[i]->data, PAGE };
+		remote[i] = (struct iovec){ (void *)(uintptr_t)(batch[i]->page * PAGE), PAGE };
+		ok[i] = false;
 	}
+	readv_all(mc->pid, local, remote, n, ok);
+	for (i = 0; i < n; i++) {
+		batch[i]->ok = ok[i];
+		batch[i]->pending = false;
+	}
+}
+
+pid_t
+mem_cache_pid(const struct mem_cache *mc)
+{
+	return mc->pid;
 }
 
 size_t

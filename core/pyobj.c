@@ -237,6 +237,60 @@ entry_value(const struct table *t, size_t i)
 	return mem_field_u64(t->buf + i * t->esize, t->evalue);
 }
 
+/* The ASCII str `text`, from its header and data read as one span. */
+static bool
+span_is(struct pyobj *p, const unsigned char *span, const char *text, size_t len)
+{
+	const struct py_offsets *o = p->o;
+	uint32_t state = mem_field_u32(span, o->unicode_state);
+
+	return (state & o->unicode_compact_bit) && (state & o->unicode_ascii_bit) &&
+	    mem_field_u64(span, o->unicode_length) == len &&
+	    memcmp(span + o->unicode_ascii_size, text, len) == 0;
+}
+
+/*
+ * The first look for a key (or after its object changed): compare the text
+ * of every key.  Keys are scattered over the heap (sys.modules' over some
+ * forty pages), so each one's header and first bytes are read as a small
+ * span, all in one system call, rather than page by page.
+ */
+static long
+find_text(struct pyobj *p, const struct table *t, struct pyobj_name *name)
+{
+	size_t len = strlen(name->text), span = (size_t)p->o->unicode_ascii_size + len;
+	size_t i, n = 0, *index;
+	uint64_t *addrs;
+	unsigned char *buf;
+	bool *ok;
+	long found = -1;
+
+	if (t->n == 0 || span > PYOFF_UNICODE_SPAN)
+		return -1;
+	addrs = xmalloc(t->n * sizeof *addrs);
+	index = xmalloc(t->n * sizeof *index);
+	for (i = 0; i < t->n; i++) {
+		if (!mem_ptr_ok(entry_key(t, i), 8))
+			continue;	/* an empty or deleted slot */
+		addrs[n] = entry_key(t, i);
+		index[n++] = i;
+	}
+	buf = xmalloc(n * span + 1);
+	ok = xmalloc(n * sizeof *ok + 1);
+	mem_read_spans(mem_cache_pid(p->mc), addrs, n, span, buf, ok);
+	for (i = 0; i < n && found < 0; i++)
+		if (ok[i] && span_is(p, buf + i * span, name->text, len)) {
+			found = (long)index[i];
+			name->addr = addrs[i];
+			name->checked = p->serial;
+		}
+	free(addrs);
+	free(index);
+	free(buf);
+	free(ok);
+	return found;
+}
+
 /* Index of the entry whose key is the str `name`, or -1. */
 static long
 table_find(struct pyobj *p, const struct table *t, struct pyobj_name *name)
@@ -254,17 +308,7 @@ table_find(struct pyobj *p, const struct table *t, struct pyobj_name *name)
 			break;
 		}
 	}
-	/* A new key object (or the first look): compare the text. */
-	for (i = 0; i < t->n; i++) {
-		uint64_t key = entry_key(t, i);
-
-		if (key != 0 && key != name->addr && str_is(p, key, name->text)) {
-			name->addr = key;
-			name->checked = p->serial;
-			return (long)i;
-		}
-	}
-	return -1;
+	return find_text(p, t, name);
 }
 
 static bool

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -50,6 +51,16 @@ main(void)
 	ok(mem_cache_read_u64(mc, c, &v) == 0 && v == 0xccccccccccccccccull,
 	    "not deferring: reads read at once");
 	mem_cache_free(mc);
+
+	{
+		uint64_t addrs[4] = { a, b, c, 0 };
+		unsigned char spans[4 * 8];
+		bool got[4];
+
+		mem_read_spans(getpid(), addrs, 4, 8, spans, got);
+		ok(got[0] && spans[0] == 0xaa && !got[1] && got[2] && spans[16] == 0xcc && !got[3],
+		    "spans: the readable ones are read, past an unreadable one too");
+	}
 	munmap(m, (size_t)page);
 	munmap(m + 2 * page, (size_t)page);
 	return done_testing();
