@@ -155,7 +155,7 @@ keys_layout(struct pyobj *p, uint64_t keys, uint64_t *entries, uint64_t *slots)
 	uint8_t log2, log2_bytes;
 
 	if (a->keys_size != PYOFF_NONE) {
-		/* 3.8–3.10: 1, 2, 4 or 8 bytes per index as dk_size grows. */
+		/* 3.8–3.10: 1, 2 or 4 bytes an index as dk_size grows (8 past 2**32 slots, refused). */
 		unsigned ix;
 
 		if (!rd_u64(p, keys + (uint64_t)a->keys_size, &size) || size < 8 ||
