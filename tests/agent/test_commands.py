@@ -287,7 +287,8 @@ def test_never_returning_statement_blocks_nothing(python, agent_target, profiler
 def test_stack_gains_names_locals_and_tasks(python, agent_target, profiler):
     t = agent_target(python)
     plain = profiler.stack_text(t.pid)
-    assert "(py-worker)" not in plain          # no agent yet: OS names only
+    # No agent yet: Python's names all the same, read from threading's registry.
+    assert "(py-worker)" in plain and "(loop-thread)" in plain
     assert not agent_mappings(t.pid) and not os.path.exists(agent_dir(t.pid))
     text = profiler.stack_text(t.pid, "--locals")
     assert "(py-worker)" in text and "(loop-thread)" in text
