@@ -48,6 +48,8 @@ struct mem_cache {
 	struct mem_page *slots;	/* 2 * max_pages, open addressing */
 	size_t nslots;
 	bool deferring;		/* misses are noted, not read */
+	struct mem_page **pending;	/* the noted pages */
+	size_t npending, apending;
 };
 
 struct mem_cache *
@@ -73,6 +75,7 @@ mem_cache_free(struct mem_cache *mc)
 	for (i = 0; i < mc->nslots; i++)
 		free(mc->slots[i].data);
 	free(mc->slots);
+	free(mc->pending);
 	free(mc);
 }
 
@@ -85,6 +88,7 @@ mem_cache_clear(struct mem_cache *mc)
 	for (i = 0; i < mc->nslots; i++)
 		mc->slots[i].page = 0;
 	mc->used = 0;
+	mc->npending = 0;
 }
 
 /* The cached page holding `page`, read now if needed; NULL if uncachable. */
@@ -107,6 +111,8 @@ get_page(struct mem_cache *mc, uint64_t page)
 	p->page = page;
 	p->pending = mc->deferring;
 	p->ok = !p->pending && mem_read(mc->pid, page * PAGE, p->data, PAGE) == 0;
+	if (p->pending)
+		*ARRAY_PUSH(mc->pending, mc->npending, mc->apending) = p;
 	mc->used++;
 	return p;
 }
@@ -192,21 +198,13 @@ mem_cache_pid(const struct mem_cache *mc)
 size_t
 mem_cache_fetch(struct mem_cache *mc)
 {
-	struct mem_page *batch[MEM_BATCH];
-	size_t i, n = 0, total = 0;
+	size_t i, n, total = mc->npending;
 
-	for (i = 0; i < mc->nslots; i++) {
-		if (mc->slots[i].page == 0 || !mc->slots[i].pending)
-			continue;
-		batch[n++] = &mc->slots[i];
-		total++;
-		if (n == MEM_BATCH) {
-			read_batch(mc, batch, n);
-			n = 0;
-		}
+	for (i = 0; i < mc->npending; i += n) {
+		n = mc->npending - i > MEM_BATCH ? MEM_BATCH : mc->npending - i;
+		read_batch(mc, mc->pending + i, n);
 	}
-	if (n > 0)
-		read_batch(mc, batch, n);
+	mc->npending = 0;
 	return total;
 }
 
