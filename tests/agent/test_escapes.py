@@ -119,7 +119,8 @@ def test_console_and_execute_output(python, hostile, profiler):
 def test_stack_from_outside(python, hostile, profiler):
     t = hostile(python)
     out = ok(profiler.cmd(t.pid, "stack"))
-    assert "(%s) [Idle]" % OS_NAME_SHOWN in out, out
+    assert "(%s) [Idle]" % OS_NAME_SHOWN in out, out       # the _thread thread's OS name
+    assert "(py-%s\\n%s) [Idle]" % (SHOWN, FORGED) in out, out   # Python's name, from outside
     func = ("qn" if python.version_info >= (3, 11) else "fn") + SHOWN   # co_qualname from 3.11
     assert '    File "/nonexistent/%s.py", line %d, in %s\n' % (SHOWN, t.line("evil"), func) in out
     assert not agent_mappings(t.pid)

@@ -9,15 +9,18 @@ break that would forge a line of the dump.
 - Hostile: a class whose __qualname__ and attribute names hold it, with
   two instances (vmtool);
 - a module in sys.modules named with it, whose __file__ is this file;
-- thread "py-EVIL" (Python name), whose OS name (/proc comm) holds ESC,
-  BEL and UTF-8 U+009B, parked in a function whose co_name, co_qualname
-  and co_filename hold EVIL (code.replace), with a local `payload`;
+- thread "py-EVIL" (Python name, read from outside as threading holds
+  it), parked in a function whose co_name, co_qualname and co_filename
+  hold EVIL (code.replace), with a local `payload`;
+- a thread started by _thread (threading does not know it, so its OS
+  name shows) whose OS name (/proc comm) holds ESC, BEL and UTF-8 U+009B;
 - an asyncio loop with a task named with it.
 
 Nothing is printed.  Runs on CPython 3.8 and later (code.replace,
 create_task(name=)).
 """
 
+import _thread
 import asyncio
 import os
 import sys
@@ -90,9 +93,33 @@ class EvilSpot(object):
 
 
 def evil_thread():
-    with open("/proc/self/task/%d/comm" % threading.get_native_id(), "wb") as f:
-        f.write(OS_NAME)
     evil_function()
+
+
+raw = {}
+
+
+def os_named_thread():
+    """Not a threading.Thread: no Python name, so its OS name is shown."""
+    raw["ident"], raw["tid"] = _thread.get_ident(), threading.get_native_id()
+    with open("/proc/self/task/%d/comm" % raw["tid"], "wb") as f:
+        f.write(OS_NAME)
+    while True:
+        time.sleep(3600)  # @raw
+
+
+class RawSpot(object):
+    """The _thread thread, parked at @raw."""
+
+    line = Spot(threading.main_thread(), os.path.abspath(__file__), "raw").line
+
+    def problem(self):
+        frame = sys._current_frames().get(raw.get("ident"))
+        if frame is None or frame.f_lineno != self.line:
+            return "the _thread thread has not reached @raw"
+        with open("/proc/self/task/%d/stat" % raw["tid"]) as f:
+            state = f.read().rsplit(")", 1)[1].split()[0]
+        return None if state == "S" else "the _thread thread is in state %s" % state
 
 
 async def sleeper():
@@ -112,8 +139,9 @@ def main():
     t.start()
     lt = threading.Thread(target=run_loop, name="loop-thread", daemon=True)
     lt.start()
+    _thread.start_new_thread(os_named_thread, ())
     announce_when_parked([Spot(threading.main_thread(), here, "main"), EvilSpot(t),
-                          Spot(lt, here, "loop")])
+                          Spot(lt, here, "loop"), RawSpot()])
     while True:
         time.sleep(3600)  # @main
 

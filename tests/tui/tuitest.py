@@ -760,14 +760,14 @@ def hostile(version, exe, workdir):
                    "controls on the screen: %r; title %r, was %r" % (bad, now, title))
 
         s = Session(tmux, target, workdir)
-        TAP.ok(s.wait(has("Threads 4", r"\x1b]0;PWN\x07"), "open") is not None,
+        TAP.ok(s.wait(has("Threads 5", r"\x1b]0;PWN\x07"), "open") is not None,
                name + ": an OS thread name shows escaped in the threads pane")
         clean("threads pane")
         s.tmux.keys("\\")
-        s.tmux.type("PWN")
+        s.tmux.type("py-")
         s.tmux.keys("Enter")
         qualname = tuple(int(v) for v in version.split(".")[:2]) >= (3, 11)
-        TAP.ok(s.wait(has("Threads 1/4", "Stack \u00b7 " + r"\x1b]0;PWN\x07\u009b (",
+        TAP.ok(s.wait(has("Threads 1/5", "Stack \u00b7 py-" + evil + r"\nTraceback for thread 1",
                           ("qn" if qualname else "fn") + evil, evil + ".py:"), "stack") is not None,
                name + ": function and file names show escaped in the stack pane")
         clean("stack pane")
