@@ -383,6 +383,76 @@ wait_for_agent(pid_t pid, struct session **s, bool *boot_failed,
 }
 
 /*
+ * The process an agent library was loaded for, from the name of its
+ * directory (/tmp/.flight_profiler-<pid>/fpagent-cp3XY.so), or 0.
+ */
+static pid_t
+mapped_owner(const char *lib)
+{
+	const char *slash = strrchr(lib, '/'), *dir;
+	static const char prefix[] = "/.flight_profiler-";
+	char *end;
+	long v;
+
+	for (dir = slash; dir != NULL && dir > lib && dir[-1] != '/'; dir--)
+		;
+	if (slash == NULL || dir == NULL || dir == lib ||
+	    strncmp(dir - 1, prefix, sizeof prefix - 1) != 0)
+		return 0;
+	v = strtol(dir - 1 + sizeof prefix - 1, &end, 10);
+	return end == slash && v > 0 ? (pid_t)v : 0;
+}
+
+/*
+ * pid inherited through fork() the agent that `owner` loaded: the child's
+ * copy is dormant (its threads did not survive the fork; see
+ * inject/agent/server.c).  Start it again in pid with pid's own directory:
+ * its bootstrap called a second time, through dlopen() of the name it was
+ * loaded by, which returns the copy already there (never a second one).
+ */
+static int
+attach_rearm(pid_t pid, pid_t owner, const char *mapped, const char *sock,
+    struct session **s, char **cause)
+{
+	struct inject_opts opts = { .timeout_ms = 10000, .loaded = true };
+	char *name = xstrdup(strrchr(mapped, '/') + 1), *cut, *odir, *lib, *dir, *why = NULL;
+	bool nobody;
+	uid_t uid;
+	int rc, dfd;
+
+	if ((cut = strstr(name, " (deleted)")) != NULL)
+		*cut = '\0';
+	odir = attach_target_dir(owner);
+	lib = xasprintf("%s/%s", odir, name);
+	dir = attach_target_dir(pid);
+	if ((rc = prepare_dir(pid, &dfd, &uid, cause)) != FP_OK)
+		goto out;
+	/* One at a time; another flight_profiler may have done it meanwhile. */
+	if (flock(dfd, LOCK_EX) == 0 &&
+	    session_connect(pid, sock, SESSION_HANDSHAKE_MS, s, &nobody, &why) == FP_OK) {
+		rc = FP_OK;
+	} else {
+		unlinkat(dfd, "agent.sock", 0);
+		unlinkat(dfd, "agent.err", 0);
+		free(why);
+		why = NULL;
+		if ((rc = inject_load(pid, lib, "fp_agent_start", dir, &opts, &why)) != FP_OK)
+			fail(cause, rc, "process %d inherited the agent of process %d through "
+			    "fork(); starting it there failed: %s", (int)pid, (int)owner, why);
+		else
+			rc = wait_for_agent(pid, sock, s, NULL, cause);
+	}
+	close(dfd);
+out:
+	free(why);
+	free(name);
+	free(odir);
+	free(lib);
+	free(dir);
+	return rc;
+}
+
+/*
  * 3.14+: have the interpreter load the agent itself (PEP 768): it runs the
  * bootstrap script fpboot.py of the agent directory on one of its threads
  * at its next eval-breaker check.  *fallback says whether the ptrace
@@ -468,8 +538,14 @@ attach_agent(pid_t pid, enum attach_mode mode, unsigned python_hex, struct sessi
 		goto out;
 	}
 	if ((mapped = mapped_agent(pid)) != NULL) {
+		pid_t owner = mapped_owner(mapped);
 		char *err;
 
+		if (owner > 0 && owner != pid) {
+			rc = attach_rearm(pid, owner, mapped, sock, s, cause);
+			free(mapped);
+			goto out;
+		}
 		/*
 		 * Another flight_profiler may be starting it right now: give it the
 		 * time an agent has to open its socket before calling it wedged.

@@ -1029,14 +1029,54 @@ not_safe:
 /* ---- the entry point ----------------------------------------------------- */
 
 /*
+ * Whether pid maps `lib`: the same file by device and inode (st, when
+ * given), or the same path (" (deleted)" when the file was removed since).
+ */
+static int
+maps_library(pid_t pid, const char *lib, const struct stat *st, bool *found,
+    char **cause)
+{
+	char path[64], *text, *line, *next;
+	size_t len = strlen(lib);
+
+	*found = false;
+	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+	if ((text = read_file_str(path, NULL)) == NULL)
+		return fail(cause, procfs_exists(pid) ? FP_EPERM : FP_ENOPROC,
+		    "cannot read %s: %s", path, strerror(errno));
+	for (line = text; line != NULL && *line != '\0' && !*found; line = next) {
+		unsigned long long start, end, off, ino;
+		unsigned maj, min;
+		char perms[5];
+		int n = 0;
+
+		if ((next = strchr(line, '\n')) != NULL)
+			*next++ = '\0';
+		if (sscanf(line, "%llx-%llx %4s %llx %x:%x %llu %n", &start, &end,
+		    perms, &off, &maj, &min, &ino, &n) < 7)
+			continue;
+		if (st != NULL && ino != 0 && ino == (unsigned long long)st->st_ino &&
+		    maj == major(st->st_dev) && min == minor(st->st_dev))
+			*found = true;
+		if (n > 0 && strncmp(line + n, lib, len) == 0 &&
+		    (line[n + len] == '\0' || strcmp(line + n + len, " (deleted)") == 0))
+			*found = true;
+	}
+	free(text);
+	return FP_OK;
+}
+
+/*
  * Refuse a library that is already mapped (same file, by device and inode,
  * or by path): loading twice would start a second agent.
  */
 static int
 check_not_loaded(pid_t pid, const char *lib, char **cause)
 {
-	char path[64], *text, *line, *next, *file;
+	char *file;
 	struct stat st;
+	bool found;
+	int rc;
 
 	file = procfs_target_path(pid, lib);
 	if (stat(file, &st) != 0) {
@@ -1051,32 +1091,32 @@ check_not_loaded(pid_t pid, const char *lib, char **cause)
 	free(file);
 	if (!S_ISREG(st.st_mode))
 		return fail(cause, FP_ERR, "%s is not a regular file", lib);
+	if ((rc = maps_library(pid, lib, &st, &found, cause)) != FP_OK)
+		return rc;
+	if (found)
+		return fail(cause, FP_ERR, "%s is already loaded in "
+		    "process %d; it is never loaded twice (connect to "
+		    "the agent already running there)", lib, (int)pid);
+	return FP_OK;
+}
 
-	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
-	if ((text = read_file_str(path, NULL)) == NULL)
-		return fail(cause, procfs_exists(pid) ? FP_EPERM : FP_ENOPROC,
-		    "cannot read %s: %s", path, strerror(errno));
-	for (line = text; line != NULL && *line != '\0'; line = next) {
-		unsigned long long start, end, off, ino;
-		unsigned maj, min;
-		char perms[5];
-		int n = 0;
+/*
+ * For opts->loaded: the library must be mapped under exactly that path,
+ * so that dlopen() finds the loaded copy by its name and maps nothing
+ * (glibc compares the names of loaded objects before opening a file; the
+ * file itself may be gone).
+ */
+static int
+check_loaded(pid_t pid, const char *lib, char **cause)
+{
+	bool found;
+	int rc;
 
-		if ((next = strchr(line, '\n')) != NULL)
-			*next++ = '\0';
-		if (sscanf(line, "%llx-%llx %4s %llx %x:%x %llu %n", &start, &end,
-		    perms, &off, &maj, &min, &ino, &n) < 7)
-			continue;
-		if ((ino != 0 && ino == (unsigned long long)st.st_ino &&
-		    maj == major(st.st_dev) && min == minor(st.st_dev)) ||
-		    (n > 0 && strcmp(line + n, lib) == 0)) {
-			free(text);
-			return fail(cause, FP_ERR, "%s is already loaded in "
-			    "process %d; it is never loaded twice (connect to "
-			    "the agent already running there)", lib, (int)pid);
-		}
-	}
-	free(text);
+	if ((rc = maps_library(pid, lib, NULL, &found, cause)) != FP_OK)
+		return rc;
+	if (!found)
+		return fail(cause, FP_ERR, "%s is not loaded in process %d: "
+		    "there is no copy to start again", lib, (int)pid);
 	return FP_OK;
 }
 
@@ -1224,7 +1264,9 @@ inject_load(pid_t pid, const char *lib_path, const char *symbol,
 		return fail(cause, FP_EPERM, "process %d is traced by process %d "
 		    "(a debugger or another profiler); detach it first",
 		    (int)pid, (int)tracer);
-	if ((rc = check_not_loaded(pid, lib_path, cause)) != 0)
+	rc = opts != NULL && opts->loaded ? check_loaded(pid, lib_path, cause) :
+	    check_not_loaded(pid, lib_path, cause);
+	if (rc != 0)
 		return rc;
 	if ((rc = target_open(pid, &tg, cause)) != 0)
 		return rc;

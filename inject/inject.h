@@ -11,10 +11,18 @@
 #ifndef FP_INJECT_H
 #define FP_INJECT_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 struct inject_opts {
 	int timeout_ms;		/* whole operation; 0 = default 10000 */
+	/*
+	 * The library is already loaded (a forked child's inherited agent):
+	 * call its bootstrap again.  It must be mapped under exactly
+	 * lib_path, the name it was loaded by, so that dlopen() returns that
+	 * copy; without this, a mapped library is refused.
+	 */
+	bool loaded;
 };
 
 /*

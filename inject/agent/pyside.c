@@ -727,6 +727,8 @@ agent_py_run(struct agent_job *job)
 		return;
 	}
 	g = PyGILState_Ensure();
+	/* Before any answer: a client that got one may make the program fork. */
+	agent_py_install_fork_hooks();
 	agent_job_mark_running(job, PyThread_get_thread_ident());
 	if (!agent_job_is_cancelled(job))
 		end = dispatch(job);
