@@ -117,3 +117,16 @@ def test_fork_from_a_thread_with_a_client_connected(python, launch, profiler, tm
         c.close()
     status, _ = f.finish()
     assert status == 0
+
+
+def test_multiprocessing_fork_child_is_attachable(python, launch, profiler, tmp_path):
+    """multiprocessing's "fork" start method goes through os.fork() from
+    the standard library: no warning either (the target must write
+    nothing), and its child is attachable."""
+    f = Forker(launch, python, tmp_path / "f", mode="multiprocessing")
+    assert value(profiler, f.pid) == "VALUE: 'parent'"
+    child = f.fork()
+    assert value(profiler, child) == "VALUE: 'child'"
+    assert value(profiler, f.pid) == "VALUE: 'parent'"
+    status, err = f.finish()
+    assert status == 0 and err == ""

@@ -4,7 +4,8 @@ their defaults (so CPython 3.12+ would print its "multi-threaded, use of
 fork()" DeprecationWarning on stderr if it found a thread of ours).
 
 Driven through files in the folder $FORK_DIR, never by signals:
-    fork        appears: fork ($FORK_MODE "thread": from a new thread)
+    fork        appears: fork ($FORK_MODE "thread": from a new thread;
+                "multiprocessing": a Process of the "fork" start method)
     child.pid   written by the child once it runs (VALUE is "child" there)
     stop-child  appears: the child exits (status 0)
     stop        appears: the parent reaps the child, writes child.status
@@ -34,13 +35,17 @@ def put(name, text):
     os.rename(path + ".tmp", path)
 
 
-def fork():
+def child():
     global VALUE
+    VALUE = "child"
+    put("child.pid", str(os.getpid()))
+    wait_for("stop-child")
+
+
+def fork():
     pid = os.fork()
     if pid == 0:
-        VALUE = "child"
-        put("child.pid", str(os.getpid()))
-        wait_for("stop-child")
+        child()
         os._exit(0)
     return pid
 
@@ -57,6 +62,14 @@ def main():
         t.start()
         t.join()
         pid = box[0]
+    elif MODE == "multiprocessing":
+        import multiprocessing
+        process = multiprocessing.get_context("fork").Process(target=child)
+        process.start()
+        wait_for("stop")
+        process.join()
+        put("child.status", str(process.exitcode))
+        return
     else:
         pid = fork()
     wait_for("stop")
