@@ -77,6 +77,7 @@ static struct {
 	pthread_t server;
 	pid_t server_tid;	/* set by the server thread itself */
 	atomic_int stop;	/* the server thread must return */
+	atomic_int failed;	/* it returned: it could not set up */
 } A = {
 	.lfd = -1, .efd = -1,
 	.out_lock = PTHREAD_MUTEX_INITIALIZER,
@@ -577,7 +578,10 @@ setup_socket(void)
 	return true;
 }
 
-/* The server failed to start: a later fp_agent_start() may try again. */
+/*
+ * The server failed to start: a later fp_agent_start() may try again.
+ * Not under state_lock: agent_park() holds it while it joins this thread.
+ */
 static void
 server_failed(void)
 {
@@ -586,10 +590,7 @@ server_failed(void)
 	if (A.efd >= 0)
 		close(A.efd);
 	A.lfd = A.efd = -1;
-	pthread_mutex_lock(&A.state_lock);
-	if (A.state == AGENT_SERVING)
-		A.state = AGENT_OFF;
-	pthread_mutex_unlock(&A.state_lock);
+	atomic_store(&A.failed, 1);
 }
 
 static void *
@@ -642,6 +643,7 @@ start_server(void)
 		A.have_server = false;
 	}
 	atomic_store(&A.stop, 0);
+	atomic_store(&A.failed, 0);
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	pthread_attr_init(&attr);
@@ -671,7 +673,7 @@ void
 agent_park(void)
 {
 	pthread_mutex_lock(&A.state_lock);
-	if (A.state == AGENT_SERVING && A.pid == getpid()) {
+	if (A.state == AGENT_SERVING && A.pid == getpid() && !atomic_load(&A.failed)) {
 		stop_server();
 		jobs_park();
 		A.state = AGENT_PARKED;
@@ -724,6 +726,7 @@ atfork_child(void)
 	jobs_forget();
 	A.state = AGENT_OFF;
 	A.have_server = false;
+	atomic_store(&A.failed, 0);
 	pthread_mutex_init(&A.out_lock, NULL);
 	pthread_mutex_init(&A.state_lock, NULL);
 }
@@ -768,6 +771,8 @@ fp_agent_start(const char *arg)
 		agent_resume();
 		return;
 	}
+	if (A.state == AGENT_SERVING && atomic_load(&A.failed))
+		A.state = AGENT_OFF;	/* start_server() reaps the thread */
 	if (A.state == AGENT_OFF) {
 		memcpy(A.dir, arg, len + 1);
 		A.host_pid = pid_from_dir(A.dir);
