@@ -411,8 +411,7 @@ mapped_owner(const char *lib)
  * loaded by, which returns the copy already there (never a second one).
  */
 static int
-attach_rearm(pid_t pid, pid_t owner, const char *mapped, const char *sock,
-    struct session **s, char **cause)
+attach_rearm(pid_t pid, pid_t owner, const char *mapped, struct session **s, char **cause)
 {
 	struct inject_opts opts = { .timeout_ms = 10000, .loaded = true };
 	char *name = xstrdup(strrchr(mapped, '/') + 1), *cut, *odir, *lib, *dir, *why = NULL;
@@ -429,7 +428,7 @@ attach_rearm(pid_t pid, pid_t owner, const char *mapped, const char *sock,
 		goto out;
 	/* One at a time; another flight_profiler may have done it meanwhile. */
 	if (flock(dfd, LOCK_EX) == 0 &&
-	    session_connect(pid, sock, SESSION_HANDSHAKE_MS, s, &nobody, &why) == FP_OK) {
+	    connect_agent(pid, SESSION_HANDSHAKE_MS, s, &nobody, &why) == FP_OK) {
 		rc = FP_OK;
 	} else {
 		unlinkat(dfd, "agent.sock", 0);
@@ -440,7 +439,7 @@ attach_rearm(pid_t pid, pid_t owner, const char *mapped, const char *sock,
 			fail(cause, rc, "process %d inherited the agent of process %d through "
 			    "fork(); starting it there failed: %s", (int)pid, (int)owner, why);
 		else
-			rc = wait_for_agent(pid, sock, s, NULL, cause);
+			rc = wait_for_agent(pid, s, NULL, cause);
 	}
 	close(dfd);
 out:
@@ -542,7 +541,7 @@ attach_agent(pid_t pid, enum attach_mode mode, unsigned python_hex, struct sessi
 		char *err;
 
 		if (owner > 0 && owner != pid) {
-			rc = attach_rearm(pid, owner, mapped, sock, s, cause);
+			rc = attach_rearm(pid, owner, mapped, s, cause);
 			free(mapped);
 			goto out;
 		}
