@@ -495,7 +495,7 @@ pyruntime_open(pid_t pid, struct pyruntime **rtp, char **cause)
 	*rtp = NULL;
 	if (!procfs_exists(pid)) {
 		if (pid > 0 && kill(pid, 0) == 0)
-			return fail(cause, FP_EEXITED, "process %d has exited", (int)pid);
+			return fail(cause, FP_EEXITED, "process %d exited", (int)pid);
 		return fail(cause, FP_ENOPROC, "no process with pid %d", (int)pid);
 	}
 	rt = xcalloc(1, sizeof *rt);

@@ -246,9 +246,28 @@ add_str(json_t *args, const char *key, const char *value, const char *cmd, char 
 	return FP_OK;
 }
 
+/*
+ * The one wording for a number option that is not a number, out of range
+ * or excluded: `want` says what is accepted ("a depth from 0 to 4").
+ */
+static int
+bad_number(const struct cmd_request *req, const char *longname, const char *want,
+    const char *value, char **cause)
+{
+	const char *name = longname;
+	size_t i;
+
+	for (i = 0; i < req->spec->noptions; i++)
+		if (strcmp(req->spec->options[i].longname, longname) == 0 &&
+		    req->spec->options[i].shortname != NULL)
+			name = req->spec->options[i].shortname;
+	return termsafe_fail(cause, FP_EUSAGE, "%s: %s wants %s, not '%s'", req->spec->name, name,
+	    want, value);
+}
+
 static int
 parse_int(const struct cmd_request *req, const char *opt, long min, long max, long dflt,
-    long *out, char **cause)
+    const char *want, long *out, char **cause)
 {
 	const char *v = command_opt(req, opt);
 	char *end;
@@ -259,12 +278,8 @@ parse_int(const struct cmd_request *req, const char *opt, long min, long max, lo
 		return FP_OK;
 	errno = 0;
 	x = strtol(v, &end, 10);
-	if (errno != 0 || *end != '\0' || end == v)
-		return termsafe_fail(cause, FP_EUSAGE, "%s: %s needs a number, not '%s'", req->spec->name,
-		    opt, v);
-	if (x < min || x > max)
-		return fail(cause, FP_EUSAGE, "%s: %s must be between %ld and %ld, not %ld",
-		    req->spec->name, opt, min, max, x);
+	if (errno != 0 || *end != '\0' || end == v || x < min || x > max)
+		return bad_number(req, opt, want, v, cause);
 	*out = x;
 	return FP_OK;
 }
@@ -276,7 +291,8 @@ value_options(const struct cmd_request *req, json_t *args, char **cause)
 	long depth;
 	int rc;
 
-	if ((rc = parse_int(req, "--expand", 0, 4, 1, &depth, cause)) != FP_OK)
+	if ((rc = parse_int(req, "--expand", 0, 4, 1, "a depth from 0 to 4", &depth,
+	    cause)) != FP_OK)
 		return rc;
 	json_object_set_new(args, "depth", json_integer(depth));
 	json_object_set_new(args, "raw", json_boolean(command_opt(req, "--raw") != NULL));
@@ -346,6 +362,8 @@ run_getglobal(struct runner *r, const struct cmd_request *req, struct sbuf *out,
 	return rc;
 }
 
+#define LIMITS_WANT "a number of instances from 1 up, or -1 for all"
+
 static int
 run_vmtool(struct runner *r, const struct cmd_request *req, struct sbuf *out, char **cause)
 {
@@ -400,14 +418,14 @@ run_vmtool(struct runner *r, const struct cmd_request *req, struct sbuf *out, ch
 	if ((rc = add_str(args, "module", req->args[0], "vmtool", cause)) != FP_OK ||
 	    (rc = add_str(args, "class", req->args[1], "vmtool", cause)) != FP_OK ||
 	    (rc = add_str(args, "expr", command_opt(req, "--expr"), "vmtool", cause)) != FP_OK ||
-	    (rc = parse_int(req, "--limits", -1, LONG_MAX, 10, &limit, cause)) != FP_OK ||
+	    (rc = parse_int(req, "--limits", -1, LONG_MAX, 10, LIMITS_WANT, &limit, cause)) != FP_OK ||
 	    (rc = value_options(req, args, cause)) != FP_OK) {
 		json_decref(args);
 		return rc;
 	}
 	if (limit == 0) {
 		json_decref(args);
-		return fail(cause, FP_EUSAGE, "vmtool: -n must be at least 1, or -1 for every instance");
+		return bad_number(req, "--limits", LIMITS_WANT, command_opt(req, "--limits"), cause);
 	}
 	json_object_set_new(args, "limit", json_integer(limit));
 	if ((rc = call(r, "vmtool", args, INSTANCES_TIMEOUT_MS, &end, cause)) != FP_OK)
@@ -539,6 +557,39 @@ statement_failed(struct runner *r, const struct proto_msg *end, const char *cmd,
 	return end_failure(end, cmd, cause);
 }
 
+/*
+ * Is the one word of `execute WORD` a script?  st->st_mode is 0 when the
+ * word is code.  A word shaped like a path (a slash first, or a .py
+ * name) that names no file is an error: as code it would only give a
+ * confusing SyntaxError from the target.
+ */
+static int
+script_file(const char *word, struct stat *st, char **cause)
+{
+	size_t len = strlen(word);
+	bool pathlike = word[0] == '/' || strncmp(word, "./", 2) == 0 ||
+	    strncmp(word, "../", 3) == 0 || strncmp(word, "~/", 2) == 0 ||
+	    (len > 3 && strcmp(word + len - 3, ".py") == 0 && strpbrk(word, " \t()=;'\"") == NULL);
+
+	memset(st, 0, sizeof *st);
+	if (stat(word, st) != 0) {
+		int e = errno;
+
+		memset(st, 0, sizeof *st);
+		if (!pathlike)
+			return FP_OK;
+		if (e == ENOENT || e == ENOTDIR)
+			return fail(cause, FP_EUSAGE, "execute: no such file: %s", word);
+		return fail(cause, FP_ERR, "execute: cannot read %s: %s", word, strerror(e));
+	}
+	if (!S_ISREG(st->st_mode)) {
+		memset(st, 0, sizeof *st);
+		if (pathlike)
+			return fail(cause, FP_EUSAGE, "execute: %s is not a regular file", word);
+	}
+	return FP_OK;
+}
+
 static int
 run_execute(struct runner *r, const struct cmd_request *req, struct sbuf *out, char **cause)
 {
@@ -554,10 +605,13 @@ run_execute(struct runner *r, const struct cmd_request *req, struct sbuf *out, c
 	if (req->nargs == 0)
 		return fail(cause, FP_EUSAGE, "execute: missing the file or the code "
 		    "(usage: execute %s)", req->spec->usage);
-	if ((rc = parse_int(req, "--timeout", 1, 86400 * 365, 0, &timeout, cause)) != FP_OK)
+	if ((rc = parse_int(req, "--timeout", 1, 86400 * 365, 0,
+	    "seconds from 1 to 31536000 (a year)", &timeout, cause)) != FP_OK)
+		return rc;
+	if (req->nargs == 1 && (rc = script_file(req->args[0], &st, cause)) != FP_OK)
 		return rc;
 	args = json_object();
-	if (req->nargs == 1 && stat(req->args[0], &st) == 0 && S_ISREG(st.st_mode)) {
+	if (req->nargs == 1 && st.st_mode != 0) {
 		if (st.st_size > (off_t)(PROTO_MAX_TO_AGENT / 2)) {
 			json_decref(args);
 			return termsafe_fail(cause, FP_EUSAGE, "execute: %s is too large to send (%lld bytes; at "
@@ -862,9 +916,46 @@ run_stack(struct runner *r, const struct cmd_request *req, struct sbuf *out, cha
 	return rc;
 }
 
+/*
+ * A failure while the target is gone, a zombie or stopped says so, in one
+ * wording whatever step failed: a process that exits under us can break
+ * any read, injection or connection, and each would otherwise blame
+ * something else (a replaced library, a missing process, a handshake).
+ * `existed`: /proc had the process when the command began, so its absence
+ * now means it exited, not that it never was.
+ */
+static int
+explain_failure(pid_t pid, bool existed, int rc, char **cause)
+{
+	struct proc_thread_stat st;
+
+	if (rc == FP_OK || rc == FP_EUSAGE || pid <= 0)
+		return rc;
+	/* Refused a socket or a file of a process we may not read at all: say why. */
+	if (rc == FP_EPERM && !procfs_readable(pid)) {
+		char *why = procfs_explain_eperm(pid);
+
+		rc = fail(cause, FP_EPERM, "cannot read process %d: permission denied (%s)", (int)pid,
+		    why);
+		free(why);
+		return rc;
+	}
+	if (!procfs_thread_stat(pid, pid, &st))
+		return existed ? fail(cause, FP_EEXITED, "process %d exited", (int)pid) : rc;
+	if (st.state == 'Z' || st.state == 'X' || st.exiting)
+		return fail(cause, FP_EEXITED, "process %d exited", (int)pid);
+	if (st.state == 'T')
+		return fail(cause, rc, "process %d is stopped (state T): resume it with kill -CONT %d",
+		    (int)pid, (int)pid);
+	return rc;
+}
+
 int
 runner_exec(struct runner *r, const char *line, struct sbuf *out, char **cause)
 {
+	struct proc_thread_stat st;
+	pid_t pid = r->pid;
+	bool existed;
 	static const struct {
 		const char *name;
 		int (*run)(struct runner *, const struct cmd_request *, struct sbuf *, char **);
@@ -892,10 +983,14 @@ runner_exec(struct runner *r, const char *line, struct sbuf *out, char **cause)
 	for (i = 0; i < FP_NELEM(runs); i++)
 		if (strcmp(req->spec->name, runs[i].name) == 0)
 			break;
+	if (strcmp(req->spec->name, "stack") == 0 && req->nargs == 1)
+		(void)parse_pid(req->args[0], &pid, NULL);
+	existed = pid > 0 && procfs_thread_stat(pid, pid, &st);
 	if (i < FP_NELEM(runs))
 		rc = runs[i].run(r, req, out, cause);
 	else
 		rc = fail(cause, FP_ERR, "%s: not implemented", req->spec->name);
+	rc = explain_failure(pid, existed, rc, cause);
 	command_request_free(req);
 	return rc;
 }

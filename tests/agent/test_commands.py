@@ -75,7 +75,7 @@ def test_getglobal_depth_raw_verbose(python, agent_target, profiler):
     assert "24" in b["VALUE"]
     assert "more items" not in b["VALUE"]
     assert failed(profiler.cmd(t.pid, "getglobal __main__ G_LIST -x 9"), EXIT_USAGE).endswith(
-        "getglobal: --expand must be between 0 and 4, not 9")
+        "getglobal: -x wants a depth from 0 to 4, not '9'")
 
 
 def test_getglobal_class_fields_and_expressions(python, agent_target, profiler):
