@@ -1208,10 +1208,15 @@ inject_search(const struct target *tg, const char *lib, const char *symbol,
 	}
 	summary = v.why.s != NULL ? v.why.s + 2 : "no thread was blocked in a "
 	    "safe system call or running Python code";
+	/*
+	 * The time really waited since inject_load began, not the timeout:
+	 * the search stops early to leave room for the calls.
+	 */
 	rc = fail(cause, FP_ERR, "no thread of process %d reached a safe point "
-	    "within %d ms (%u tried%s; last: %.300s); nothing was changed.  "
+	    "in %.1f s (%u tried%s; last: %.300s); nothing was changed.  "
 	    "Retry when the program is idle or sleeping, or use the outside "
-	    "view", (int)tg->pid, timeout_ms, v.tried, v.loader_busy ?
+	    "view", (int)tg->pid, (double)(now_ns() - (deadline -
+	    (uint64_t)timeout_ms * 1000000u)) / 1e9, v.tried, v.loader_busy ?
 	    ", the loader was busy" : "", summary);
 out:
 	sbuf_free(&v.why);

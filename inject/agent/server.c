@@ -301,6 +301,26 @@ hello_reply(void)
 	return m;
 }
 
+/*
+ * A pong lists the connection's requests that a worker runs now, holding
+ * the GIL: a client whose request takes long can then tell slow Python code
+ * (a slow __repr__) from a worker still waiting for the GIL.
+ */
+static json_t *
+pong_reply(uint64_t conn, uint64_t id)
+{
+	json_t *m = proto_new_simple(PROTO_PONG, id), *running = json_array();
+	struct agent_job *j;
+
+	pthread_mutex_lock(&A.lock);
+	for (j = A.jobs; j != NULL; j = j->next)
+		if (j->conn == conn && j->running && !j->done)
+			json_array_append_new(running, json_integer((json_int_t)j->id));
+	pthread_mutex_unlock(&A.lock);
+	json_object_set_new(m, "running", running);
+	return m;
+}
+
 static void
 handle(struct conn *c, struct proto_msg *msg)
 {
@@ -327,7 +347,7 @@ handle(struct conn *c, struct proto_msg *msg)
 	}
 	switch (msg->type) {
 	case PROTO_PING:
-		conn_send(c, proto_new_simple(PROTO_PONG, msg->id));
+		conn_send(c, pong_reply(c->serial, msg->id));
 		break;
 	case PROTO_REQUEST:
 		jobs_submit(c->serial, msg->id, msg->cmd, msg->args);
