@@ -64,7 +64,7 @@ static const char usage_text[] =
 "     taken by another user: the agent is refused, never impersonated)\n"
 "  5  not a Python process\n"
 "  6  unsupported or unknown Python version\n"
-"  7  the process exited while being read\n";
+"  7  the process exited while being read (or is a zombie)\n";
 
 /* The full-screen TUI needs a real terminal on both ends. */
 static bool
