@@ -300,29 +300,39 @@ session_cancel(struct session *s, uint64_t id, char **cause)
 	return send_all(s, proto_new_simple(PROTO_CANCEL, id), cause);
 }
 
-/*
- * A request that timed out and was cancelled: say what the wait was for.
- * The last pong (the client pings after 2 s of silence) tells a request a
- * worker was running, slow Python code, from one still waiting for the GIL.
- */
+int
+session_running(const struct session *s, uint64_t id)
+{
+	size_t i;
+	json_t *v;
+
+	if (s->running == NULL)
+		return -1;
+	json_array_foreach(s->running, i, v)
+		if ((uint64_t)json_integer_value(v) == id)
+			return 1;
+	return 0;
+}
+
+/* A request that timed out and was cancelled: say what the wait was for. */
 static int
 timed_out(struct session *s, const char *cmd, uint64_t id, uint64_t started, char **cause)
 {
 	double secs = (double)(now_ns() - started) / 1e9;
-	size_t i;
-	json_t *v;
 
-	json_array_foreach(s->running, i, v)
-		if ((uint64_t)json_integer_value(v) == id)
-			return fail(cause, FP_ERR, "%s: the request was still running in process %d "
-			    "(slow Python code in the target, e.g. a slow __repr__ or property); it was "
-			    "cancelled after %.1f s", cmd, (int)s->pid, secs);
-	if (s->running != NULL)
+	switch (session_running(s, id)) {
+	case 1:
+		return fail(cause, FP_ERR, "%s: the request was still running in process %d "
+		    "(slow Python code in the target, e.g. a slow __repr__ or property); it was "
+		    "cancelled after %.1f s", cmd, (int)s->pid, secs);
+	case 0:
 		return fail(cause, FP_ERR, "%s: the request did not start in process %d within "
 		    "%.1f s: it waits for the GIL, which a thread may hold in a long C call "
 		    "(`stack` shows which); it was cancelled", cmd, (int)s->pid, secs);
-	return fail(cause, FP_ERR, "%s: no answer from the agent of process %d within %.1f s; "
-	    "it was cancelled", cmd, (int)s->pid, secs);
+	default:
+		return fail(cause, FP_ERR, "%s: no answer from the agent of process %d within "
+		    "%.1f s; it was cancelled", cmd, (int)s->pid, secs);
+	}
 }
 
 int

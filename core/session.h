@@ -65,6 +65,14 @@ int session_next(struct session *s, uint64_t id, int timeout_ms, struct proto_ms
 int session_cancel(struct session *s, uint64_t id, char **cause);
 
 /*
+ * Was request `id` running in an agent worker (holding the GIL) at the last
+ * pong?  1: yes, slow Python code; 0: no, still waiting for the GIL; -1: no
+ * pong said (the request was young, or the agent is older).  The client
+ * pings after 2 s of silence, so a request that waited longer has an answer.
+ */
+int session_running(const struct session *s, uint64_t id);
+
+/*
  * Send a request and wait for its end, passing each event's data to
  * on_event (may be NULL).  On a timeout the request is cancelled.  *end
  * holds the end message on FP_OK (check end->ok); free with proto_msg_clear.
