@@ -206,12 +206,17 @@ agent_failed(struct runner *r, int rc)
 	}
 }
 
+static int explain_failure(pid_t pid, bool existed, int rc, char **cause);
+
 int
 runner_attach(struct runner *r, bool load, char **cause)
 {
+	struct proc_thread_stat st;
 	struct session *s;
+	bool existed = r->pid > 0 && procfs_thread_stat(r->pid, r->pid, &st);
 
-	return agent(r, load ? ATTACH_LOAD : ATTACH_EXISTING, &s, cause);
+	return explain_failure(r->pid, existed, agent(r, load ? ATTACH_LOAD : ATTACH_EXISTING, &s,
+	    cause), cause);
 }
 
 struct session *
