@@ -28,8 +28,6 @@
 #define NAMES_TIMEOUT_MS 300
 /* After a cancel, how long a statement gets to stop. */
 #define CANCEL_GRACE_MS 3000
-/* At most this much of a word of the user's is echoed in a message. */
-#define ECHO_MAX 200
 /* How often runner_io.poll is called while a statement runs. */
 #define POLL_MS 40
 
@@ -586,16 +584,15 @@ script_file(const char *word, struct stat *st, char **cause)
 		if (!pathlike)
 			return FP_OK;
 		if (e == ENOENT || e == ENOTDIR || e == ENAMETOOLONG)
-			return fail(cause, FP_EUSAGE, "execute: no such file: %.*s%s", ECHO_MAX, word,
-			    len > ECHO_MAX ? "..." : "");
-		return fail(cause, FP_ERR, "execute: cannot read %.*s%s: %s", ECHO_MAX, word,
-		    len > ECHO_MAX ? "..." : "", strerror(e));
+			return termsafe_fail(cause, FP_EUSAGE, "execute: no such file: %s", word);
+		return termsafe_fail(cause, FP_ERR, "execute: cannot read %s: %s", word,
+		    strerror(e));
 	}
 	if (!S_ISREG(st->st_mode)) {
 		memset(st, 0, sizeof *st);
 		if (pathlike)
-			return fail(cause, FP_EUSAGE, "execute: %.*s%s is not a regular file", ECHO_MAX,
-			    word, len > ECHO_MAX ? "..." : "");
+			return termsafe_fail(cause, FP_EUSAGE, "execute: %s is not a regular file",
+			    word);
 	}
 	return FP_OK;
 }

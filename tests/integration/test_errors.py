@@ -190,3 +190,15 @@ def test_unreadable_pid1_says_why(profiler):
         line = result.error_line()
         assert re.match(r"flight_profiler: cannot read process 1: permission denied "
                         r"\(process 1 (runs as uid 0 like you|is not dumpable)", line), line
+
+
+def test_long_words_are_not_echoed_whole(any_python, launch, profiler):
+    """A 100 KB word in a command line's error comes back cut, with '...'."""
+    target = launch("idle.py", any_python)
+    word = "a" * 100000
+    for command in ("vmtool -a " + word, "getglobal " + word, "execute /" + word,
+                    "vmtool -a getInstances -c __main__ X -n " + word, "stack " + word):
+        result = profiler.cmd(target.pid, command)
+        assert result.code == EXIT_USAGE, result.describe()[:2000]
+        line = result.error_line()
+        assert len(line) < 1000 and "a" * 150 in line and "a..." in line, line[:2000]
