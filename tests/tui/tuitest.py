@@ -865,7 +865,7 @@ def linemode():
         pid = str(target.pid)
         saved = os.path.join(workdir, "saved.txt")
         commands = ["help", "help stack", "stack", "bogus", "stack --nope", "help nope",
-                    "stack -f " + saved, "stack 1", ""]
+                    "stack -f " + saved, "stack 1"]
         for cmd in commands:
             c_rc, c_out, c_err = run([BIN, pid, "--cmd", cmd], env=env)
             l_rc, l_out, l_err = run([BIN, pid], stdin=(cmd + "\n").encode(), env=env)
@@ -874,6 +874,11 @@ def linemode():
                    "--cmd: rc %d\n%s%s\nline mode: rc %d\n%s%s" % (
                        c_rc, c_out.decode(errors="replace"), c_err.decode(errors="replace"),
                        l_rc, l_out.decode(errors="replace"), l_err.decode(errors="replace")))
+        # An empty line at the prompt does nothing; an empty --cmd is a mistake.
+        TAP.ok(run([BIN, pid], stdin=b"\n", env=env) == (0, b"", b""),
+               "line mode: an empty line does nothing")
+        TAP.ok(run([BIN, pid, "--cmd", ""], env=env)[:2] == (2, b""),
+               "an empty --cmd is a usage error")
         # several commands: the concatenation, and the last one's status
         script = "help\nstack\nbogus\n"
         outs, errs, rc = b"", b"", 0
