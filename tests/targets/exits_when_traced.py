@@ -1,4 +1,5 @@
-"""Target: exits by itself (status 0) the moment any of its threads is traced.
+"""Target: exits by itself (status 0) the moment any of its threads is traced
+(or the agent's threads appear).
 
 Watcher threads look at every thread's TracerPid; when the injector seizes
 one of them, another calls os._exit(0), so the process goes away in the
@@ -15,8 +16,13 @@ from _fptarget import name_os_thread, signal_ready
 
 
 def traced():
+    """A thread is traced now, or the agent's threads are there: an
+    injection too quick for the watchers still ends in an exit."""
     for tid in os.listdir("/proc/self/task"):
         try:
+            with open("/proc/self/task/%s/comm" % tid) as f:
+                if f.read().startswith("fp-agent"):
+                    return True
             with open("/proc/self/task/%s/status" % tid) as f:
                 for line in f:
                     if line.startswith("TracerPid:"):
