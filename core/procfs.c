@@ -411,6 +411,37 @@ procfs_readable(pid_t pid)
 	return true;
 }
 
+/*
+ * One wording whatever step failed: a process that exits under us can
+ * break any read, injection or connection, and each would otherwise blame
+ * something else (a replaced library, a missing process, a handshake).
+ */
+int
+procfs_explain_failure(pid_t pid, bool existed, int rc, char **cause)
+{
+	struct proc_thread_stat st;
+
+	if (rc == FP_OK || rc == FP_EUSAGE || pid <= 0)
+		return rc;
+	/* Refused a socket or a file of a process we may not read at all: say why. */
+	if (rc == FP_EPERM && !procfs_readable(pid)) {
+		char *why = procfs_explain_eperm(pid);
+
+		rc = fail(cause, FP_EPERM, "cannot read process %d: permission denied (%s)", (int)pid,
+		    why);
+		free(why);
+		return rc;
+	}
+	if (!procfs_thread_stat(pid, pid, &st))
+		return existed ? fail(cause, FP_EEXITED, "process %d exited", (int)pid) : rc;
+	if (st.state == 'Z' || st.state == 'X' || st.exiting)
+		return fail(cause, FP_EEXITED, "process %d exited", (int)pid);
+	if (st.state == 'T')
+		return fail(cause, rc, "process %d is stopped (state T): resume it with kill -CONT %d",
+		    (int)pid, (int)pid);
+	return rc;
+}
+
 char *
 procfs_explain_eperm(pid_t pid)
 {

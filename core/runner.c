@@ -204,17 +204,15 @@ agent_failed(struct runner *r, int rc)
 	}
 }
 
-static int explain_failure(pid_t pid, bool existed, int rc, char **cause);
-
 int
 runner_attach(struct runner *r, bool load, char **cause)
 {
 	struct proc_thread_stat st;
 	struct session *s;
 	bool existed = r->pid > 0 && procfs_thread_stat(r->pid, r->pid, &st);
+	int rc = agent(r, load ? ATTACH_LOAD : ATTACH_EXISTING, &s, cause);
 
-	return explain_failure(r->pid, existed, agent(r, load ? ATTACH_LOAD : ATTACH_EXISTING, &s,
-	    cause), cause);
+	return procfs_explain_failure(r->pid, existed, rc, cause);
 }
 
 struct session *
@@ -923,40 +921,6 @@ run_stack(struct runner *r, const struct cmd_request *req, struct sbuf *out, cha
 	return rc;
 }
 
-/*
- * A failure while the target is gone, a zombie or stopped says so, in one
- * wording whatever step failed: a process that exits under us can break
- * any read, injection or connection, and each would otherwise blame
- * something else (a replaced library, a missing process, a handshake).
- * `existed`: /proc had the process when the command began, so its absence
- * now means it exited, not that it never was.
- */
-static int
-explain_failure(pid_t pid, bool existed, int rc, char **cause)
-{
-	struct proc_thread_stat st;
-
-	if (rc == FP_OK || rc == FP_EUSAGE || pid <= 0)
-		return rc;
-	/* Refused a socket or a file of a process we may not read at all: say why. */
-	if (rc == FP_EPERM && !procfs_readable(pid)) {
-		char *why = procfs_explain_eperm(pid);
-
-		rc = fail(cause, FP_EPERM, "cannot read process %d: permission denied (%s)", (int)pid,
-		    why);
-		free(why);
-		return rc;
-	}
-	if (!procfs_thread_stat(pid, pid, &st))
-		return existed ? fail(cause, FP_EEXITED, "process %d exited", (int)pid) : rc;
-	if (st.state == 'Z' || st.state == 'X' || st.exiting)
-		return fail(cause, FP_EEXITED, "process %d exited", (int)pid);
-	if (st.state == 'T')
-		return fail(cause, rc, "process %d is stopped (state T): resume it with kill -CONT %d",
-		    (int)pid, (int)pid);
-	return rc;
-}
-
 int
 runner_exec(struct runner *r, const char *line, struct sbuf *out, char **cause)
 {
@@ -997,7 +961,7 @@ runner_exec(struct runner *r, const char *line, struct sbuf *out, char **cause)
 		rc = runs[i].run(r, req, out, cause);
 	else
 		rc = fail(cause, FP_ERR, "%s: not implemented", req->spec->name);
-	rc = explain_failure(pid, existed, rc, cause);
+	rc = procfs_explain_failure(pid, existed, rc, cause);
 	command_request_free(req);
 	return rc;
 }
