@@ -273,6 +273,9 @@ int
 session_send(struct session *s, const char *cmd, json_t *args, uint64_t *id, char **cause)
 {
 	*id = s->next_id++;
+	/* What an earlier pong said is not about this request: forget it. */
+	json_decref(s->running);
+	s->running = NULL;
 	return send_all(s, proto_new_request(*id, cmd, args), cause);
 }
 

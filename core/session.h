@@ -67,8 +67,9 @@ int session_cancel(struct session *s, uint64_t id, char **cause);
 /*
  * Was request `id` running in an agent worker (holding the GIL) at the last
  * pong?  1: yes, slow Python code; 0: no, still waiting for the GIL; -1: no
- * pong said (the request was young, or the agent is older).  The client
- * pings after 2 s of silence, so a request that waited longer has an answer.
+ * pong said since the last request was sent (it was young, or the agent is
+ * older).  The client pings after 2 s of silence, so a request that waited
+ * longer has an answer.
  */
 int session_running(const struct session *s, uint64_t id);
 
