@@ -163,6 +163,20 @@ agent_job_running_ident(uint64_t conn, uint64_t id, unsigned long *ident)
 	return found;
 }
 
+json_t *
+jobs_running_ids(uint64_t conn)
+{
+	json_t *ids = json_array();
+	struct agent_job *j;
+
+	pthread_mutex_lock(&J.lock);
+	for (j = J.jobs; j != NULL; j = j->next)
+		if (j->conn == conn && j->running && !j->done)
+			json_array_append_new(ids, json_integer((json_int_t)j->id));
+	pthread_mutex_unlock(&J.lock);
+	return ids;
+}
+
 /*
  * The next job for a worker: the oldest queued one of the connection that
  * follows, in serial order, the one served last (wrapping around).

@@ -49,6 +49,11 @@ void jobs_cancel(uint64_t conn, uint64_t id);
 void jobs_park(void);
 /* Undo jobs_park(): workers start again for what is queued. */
 void jobs_resume(void);
+/*
+ * The ids of connection conn's requests a worker runs now (holding or
+ * waiting for the GIL), as a new JSON array: what a pong reports.
+ */
+json_t *jobs_running_ids(uint64_t conn);
 /* In a forked child, inside fork(): the workers do not exist here. */
 void jobs_forget(void);
 

@@ -309,15 +309,9 @@ hello_reply(void)
 static json_t *
 pong_reply(uint64_t conn, uint64_t id)
 {
-	json_t *m = proto_new_simple(PROTO_PONG, id), *running = json_array();
-	struct agent_job *j;
+	json_t *m = proto_new_simple(PROTO_PONG, id);
 
-	pthread_mutex_lock(&A.lock);
-	for (j = A.jobs; j != NULL; j = j->next)
-		if (j->conn == conn && j->running && !j->done)
-			json_array_append_new(running, json_integer((json_int_t)j->id));
-	pthread_mutex_unlock(&A.lock);
-	json_object_set_new(m, "running", running);
+	json_object_set_new(m, "running", jobs_running_ids(conn));
 	return m;
 }
 
