@@ -309,7 +309,7 @@ find_option(const struct cmd_spec *spec, const char *word, const char **inline_v
 		if (strncmp(word, o->longname, len) == 0) {
 			if (word[len] == '\0')
 				return o;
-			if (word[len] == '=' && o->arg != NULL) {
+			if (word[len] == '=') {	/* a flag's value is refused by the caller */
 				*inline_value = word + len + 1;
 				return o;
 			}
@@ -360,6 +360,11 @@ command_parse(const char *line, struct cmd_request **reqp, char **cause)
 		o = find_option(spec, w, &inl);
 		if (o == NULL) {
 			rc = unknown_option(spec, w, cause);
+			goto bad;
+		}
+		if (o->arg == NULL && inl != NULL) {
+			rc = fail(cause, FP_EUSAGE, "%s: option %s takes no value (usage: %s %s)",
+			    spec->name, o->longname, spec->name, spec->usage);
 			goto bad;
 		}
 		a = ARRAY_PUSH(req->opts, req->nopts, req->aopts);

@@ -411,6 +411,10 @@ test_stack(void)
 	    STACK_USAGE);
 	parse_fails("stack --filpath x", "stack: unknown option '--filpath': did you mean "
 	    "'--filepath'? " STACK_USAGE);
+	/* A flag is a flag: --native=yes is not --native, nor an unknown option. */
+	parse_fails("stack --native=yes", "stack: option --native takes no value " STACK_USAGE);
+	parse_fails("stack --block=", "stack: option --block takes no value " STACK_USAGE);
+	parse_fails("stack --locals=1", "stack: option --locals takes no value " STACK_USAGE);
 	parse_fails("stack --asyncio-tasks", "stack: unknown option '--asyncio-tasks' " STACK_USAGE);
 	parse_fails("stack --expr x", "stack: unknown option '--expr' " STACK_USAGE);
 	/* An empty file name: the option was given, the file was not. */
@@ -469,6 +473,8 @@ test_getglobal(void)
 	    "'--expr'? " GETGLOBAL_USAGE);
 	parse_fails("getglobal m f --verbos", "getglobal: unknown option '--verbos': did you mean "
 	    "'--verbose'? " GETGLOBAL_USAGE);
+	parse_fails("getglobal m f --raw=1", "getglobal: option --raw takes no value "
+	    GETGLOBAL_USAGE);
 	parse_fails("getglobal m f --limits 5", "getglobal: unknown option '--limits' "
 	    GETGLOBAL_USAGE);
 	refused("getglobal m \xff", "getglobal: '\\xff' is not valid UTF-8");
