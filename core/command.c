@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static const struct cmd_option stack_options[] = {
 	{ "-f", "--filepath", "FILE", "write the dump to FILE instead of the screen" },
@@ -286,7 +287,19 @@ unknown_option(const struct cmd_spec *spec, const char *word, char **cause)
 			names[n++] = spec->options[i].shortname;
 		names[n++] = spec->options[i].longname;
 	}
-	best = command_closest(word, names, n);
+	/*
+	 * One or two letters after one dash (-f, -nm): every short option is an
+	 * edit or two away, so the closest would be a guess (-f for getglobal's
+	 * -e, where the guide's watch has a -f of its own); only a different
+	 * case is named.
+	 */
+	if (word[1] != '-' && strlen(word) <= 3) {
+		for (i = 0, best = NULL; i < n && best == NULL; i++)
+			if (strcasecmp(word, names[i]) == 0)
+				best = names[i];
+	} else {
+		best = command_closest(word, names, n);
+	}
 	if (best != NULL)
 		return fail(cause, FP_EUSAGE, "%s: unknown option '%s': did you mean '%s'? (usage: %s %s)",
 		    spec->name, word, best, spec->name, spec->usage);

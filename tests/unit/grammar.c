@@ -416,6 +416,13 @@ test_stack(void)
 	parse_fails("stack --block=", "stack: option --block takes no value " STACK_USAGE);
 	parse_fails("stack --locals=1", "stack: option --locals takes no value " STACK_USAGE);
 	parse_fails("stack --asyncio-tasks", "stack: unknown option '--asyncio-tasks' " STACK_USAGE);
+	/* A short option of another command is not a typo of one of these. */
+	parse_fails("stack -n 5", "stack: unknown option '-n' " STACK_USAGE);
+	parse_fails("stack -z", "stack: unknown option '-z' " STACK_USAGE);
+	parse_fails("stack -ff x", "stack: unknown option '-ff' " STACK_USAGE);
+	parse_fails("stack -F x", "stack: unknown option '-F': did you mean '-f'? " STACK_USAGE);
+	parse_fails("stack -native", "stack: unknown option '-native': did you mean '--native'? "
+	    STACK_USAGE);
 	parse_fails("stack --expr x", "stack: unknown option '--expr' " STACK_USAGE);
 	/* An empty file name: the option was given, the file was not. */
 	refused_by(far, "stack -f ''", "stack: -f needs a file name");
@@ -474,6 +481,11 @@ test_getglobal(void)
 	parse_fails("getglobal m f --verbos", "getglobal: unknown option '--verbos': did you mean "
 	    "'--verbose'? " GETGLOBAL_USAGE);
 	parse_fails("getglobal m f --raw=1", "getglobal: option --raw takes no value "
+	    GETGLOBAL_USAGE);
+	parse_fails("getglobal m f -f 'cost > 10'", "getglobal: unknown option '-f' "
+	    GETGLOBAL_USAGE);
+	parse_fails("getglobal m f -nm x", "getglobal: unknown option '-nm' " GETGLOBAL_USAGE);
+	parse_fails("getglobal m f -E x", "getglobal: unknown option '-E': did you mean '-e'? "
 	    GETGLOBAL_USAGE);
 	parse_fails("getglobal m f --limits 5", "getglobal: unknown option '--limits' "
 	    GETGLOBAL_USAGE);
@@ -538,6 +550,9 @@ test_vmtool(void)
 	parse_fails("vmtool -a getInstances -c m A -e", "vmtool: option -e needs a value (EXPR)");
 	parse_fails("vmtool -a getInstances -c m A --limit 5", "vmtool: unknown option '--limit': "
 	    "did you mean '--limits'? " VMTOOL_USAGE);
+	parse_fails("vmtool -l", "vmtool: unknown option '-l' " VMTOOL_USAGE);
+	parse_fails("vmtool -A forceGc", "vmtool: unknown option '-A': did you mean '-a'? "
+	    VMTOOL_USAGE);
 	parse_fails("vmtool -a getInstances --clas m A", "vmtool: unknown option '--clas': did you "
 	    "mean '--class'? " VMTOOL_USAGE);
 }
@@ -587,6 +602,7 @@ test_console_execute(void)
 	refused("execute print(1) -t soon", "execute: --timeout needs a number, not 'soon'");
 	refused("execute", "execute: missing the file or the code " EXECUTE_USAGE);
 	refused("execute -t 5", "execute: missing the file or the code " EXECUTE_USAGE);
+	parse_fails("execute a = -b", "execute: unknown option '-b' " EXECUTE_USAGE);
 	parse_fails("execute print(1) -t", "execute: option -t needs a value (SECONDS)");
 	refused("execute 'print(\"\xff\")'", "execute: 'print(\"\\xff\")' is not valid UTF-8");
 }
