@@ -374,6 +374,7 @@ run_vmtool(struct runner *r, const struct cmd_request *req, struct sbuf *out, ch
 	struct proto_msg end;
 	json_t *args;
 	long limit;
+	size_t i;
 	int rc;
 
 	if (action == NULL)
@@ -384,6 +385,16 @@ run_vmtool(struct runner *r, const struct cmd_request *req, struct sbuf *out, ch
 		if (req->nargs > 0) {
 			json_decref(args);
 			return fail(cause, FP_EUSAGE, "vmtool: -a forceGc takes no module or class");
+		}
+		/* Not ignored: `-a forceGc -n abc` must not look accepted. */
+		for (i = 0; i < req->nopts; i++) {
+			const struct cmd_option *o = req->opts[i].opt;
+
+			if (strcmp(o->longname, "--action") == 0)
+				continue;
+			json_decref(args);
+			return fail(cause, FP_EUSAGE, "vmtool: -a forceGc takes no other option (%s)",
+			    o->shortname ? o->shortname : o->longname);
 		}
 		json_object_set_new(args, "action", json_string("forceGc"));
 		if ((rc = call(r, "vmtool", args, INSTANCES_TIMEOUT_MS, &end, cause)) != FP_OK)

@@ -543,6 +543,12 @@ test_vmtool(void)
 	    "'__main__' (usage: vmtool -a getInstances -c module class)");
 	refused("vmtool -a forceGc __main__", "vmtool: -a forceGc takes no module or class");
 	refused("vmtool -a forceGc -c m A", "vmtool: -a forceGc takes no module or class");
+	refused("vmtool -a forceGc -n abc", "vmtool: -a forceGc takes no other option (-n)");
+	refused("vmtool -a forceGc -x 2 -r", "vmtool: -a forceGc takes no other option (-x)");
+	refused("vmtool -a forceGc -e instances", "vmtool: -a forceGc takes no other option (-e)");
+	refused("vmtool -c -a forceGc", "vmtool: -a forceGc takes no other option (-c)");
+	refused("vmtool -a forceGc --verbose", "vmtool: -a forceGc takes no other option (-v)");
+	passes("vmtool -a getInstances -a forceGc");
 	parse_fails("vmtool -a getInstances -c m A B", "vmtool: expected at most 2 arguments, got 3 "
 	    VMTOOL_USAGE);
 	parse_fails("vmtool -a", "vmtool: option -a needs a value (ACTION)");
