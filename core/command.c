@@ -2,6 +2,7 @@
 
 #include "core/command.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -276,10 +277,19 @@ unknown_command(const char *name, char **cause)
 	return fail(cause, FP_EUSAGE, "unknown command '%s' (`help` lists commands)", name);
 }
 
+/* "stack [pid] [-f FILE] ...", or "console" alone: no space after it. */
+static const char *
+usage_of(const struct cmd_spec *spec, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s%s%s", spec->name, spec->usage[0] ? " " : "", spec->usage);
+	return buf;
+}
+
 static int
 unknown_option(const struct cmd_spec *spec, const char *word, char **cause)
 {
 	const char *names[32], *best;
+	char usage[256];
 	size_t i, n = 0;
 
 	for (i = 0; i < spec->noptions && n + 2 < FP_NELEM(names); i++) {
@@ -301,10 +311,10 @@ unknown_option(const struct cmd_spec *spec, const char *word, char **cause)
 		best = command_closest(word, names, n);
 	}
 	if (best != NULL)
-		return fail(cause, FP_EUSAGE, "%s: unknown option '%s': did you mean '%s'? (usage: %s %s)",
-		    spec->name, word, best, spec->name, spec->usage);
-	return fail(cause, FP_EUSAGE, "%s: unknown option '%s' (usage: %s %s)", spec->name, word,
-	    spec->name, spec->usage);
+		return fail(cause, FP_EUSAGE, "%s: unknown option '%s': did you mean '%s'? (usage: %s)",
+		    spec->name, word, best, usage_of(spec, usage, sizeof usage));
+	return fail(cause, FP_EUSAGE, "%s: unknown option '%s' (usage: %s)", spec->name, word,
+	    usage_of(spec, usage, sizeof usage));
 }
 
 static const struct cmd_option *
@@ -336,7 +346,7 @@ command_parse(const char *line, struct cmd_request **reqp, char **cause)
 {
 	struct cmd_request *req;
 	const struct cmd_spec *spec;
-	char **words;
+	char **words, usage[256];
 	size_t n, i;
 	int rc;
 
@@ -376,8 +386,8 @@ command_parse(const char *line, struct cmd_request **reqp, char **cause)
 			goto bad;
 		}
 		if (o->arg == NULL && inl != NULL) {
-			rc = fail(cause, FP_EUSAGE, "%s: option %s takes no value (usage: %s %s)",
-			    spec->name, o->longname, spec->name, spec->usage);
+			rc = fail(cause, FP_EUSAGE, "%s: option %s takes no value (usage: %s)",
+			    spec->name, o->longname, usage_of(spec, usage, sizeof usage));
 			goto bad;
 		}
 		a = ARRAY_PUSH(req->opts, req->nopts, req->aopts);
@@ -398,10 +408,10 @@ command_parse(const char *line, struct cmd_request **reqp, char **cause)
 	if (req->nargs < spec->min_args || req->nargs > spec->max_args) {
 		unsigned want = req->nargs < spec->min_args ? spec->min_args : spec->max_args;
 
-		rc = fail(cause, FP_EUSAGE, "%s: expected %s%u argument%s, got %zu (usage: %s %s)",
+		rc = fail(cause, FP_EUSAGE, "%s: expected %s%u argument%s, got %zu (usage: %s)",
 		    spec->name, spec->min_args == spec->max_args ? "" :
 		    req->nargs < spec->min_args ? "at least " : "at most ",
-		    want, want == 1 ? "" : "s", req->nargs, spec->name, spec->usage);
+		    want, want == 1 ? "" : "s", req->nargs, usage_of(spec, usage, sizeof usage));
 		goto bad;
 	}
 	command_words_free(words, n);
@@ -445,6 +455,7 @@ int
 command_help(struct sbuf *out, const char *name, char **cause)
 {
 	const struct cmd_spec *spec;
+	char usage[256];
 	size_t i;
 
 	if (name == NULL) {
@@ -457,7 +468,7 @@ command_help(struct sbuf *out, const char *name, char **cause)
 	spec = command_find(name);
 	if (spec == NULL)
 		return unknown_command(name, cause);
-	sbuf_addf(out, "USAGE\n  %s %s\n\n%s\n", spec->name, spec->usage, spec->summary);
+	sbuf_addf(out, "USAGE\n  %s\n\n%s\n", usage_of(spec, usage, sizeof usage), spec->summary);
 	if (spec->positional != NULL)
 		sbuf_addf(out, "\nARGUMENTS\n  %s\n", spec->positional);
 	if (spec->noptions > 0)

@@ -329,9 +329,10 @@ test_help(void)
 		if (!ok(spec != NULL, "%s is in the command table", built[i]))
 			continue;
 		rc = command_help(&out, built[i], &cause);
-		line = xasprintf("USAGE\n  %s %s", spec->name, spec->usage);
+		line = xasprintf("USAGE\n  %s%s%s\n\n", spec->name, spec->usage[0] ? " " : "",
+		    spec->usage);
 		ok(rc == FP_OK && out.s != NULL && strncmp(out.s, line, strlen(line)) == 0,
-		    "help %s starts with its usage", built[i]);
+		    "help %s starts with its usage, no space after it", built[i]);
 		free(line);
 		for (k = 0; k < spec->noptions; k++) {
 			const struct cmd_option *o = &spec->options[k];
@@ -588,7 +589,8 @@ test_console_execute(void)
 {
 	parses("console", "console()");
 	passes("console");
-	parse_fails("console --native", "console: unknown option '--native' (usage: console )");
+	parse_fails("console --native", "console: unknown option '--native' (usage: console)");
+	parse_fails("console x", "console: expected 0 arguments, got 1 (usage: console)");
 
 	parses("execute 'import gc; print(gc.get_count())'",
 	    "execute(import gc; print(gc.get_count()))");
