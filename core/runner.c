@@ -78,8 +78,11 @@ parse_pid(const char *s, pid_t *pid, char **cause)
 
 	errno = 0;
 	v = strtol(s, &end, 10);
+	/* The guide's macOS form is `stack [filepath]`: point a file name to -f. */
 	if (errno != 0 || *end != '\0' || v <= 0 || v > 0x3fffffff)
-		return termsafe_fail(cause, FP_EUSAGE, "'%s' is not a process id", s);
+		return termsafe_fail(cause, FP_EUSAGE, "stack: '%s' is not a process id%s", s,
+		    end == s && *s != '-' && *s != '+' ? " (to write the stacks to a file: "
+		    "stack -f FILE)" : "");
 	*pid = (pid_t)v;
 	return FP_OK;
 }

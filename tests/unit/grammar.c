@@ -392,15 +392,20 @@ test_stack(void)
 	passes("stack --filepath=s.log --native --block -a --locals");
 
 	/* pid: a positive number up to 0x3fffffff (the kernel's PID_MAX_LIMIT is 2^22). */
-	refused("stack 0", "'0' is not a process id");
-	refused("stack -5", "'-5' is not a process id");
-	refused("stack 1073741824", "'1073741824' is not a process id");
-	refused("stack 99999999999999999999", "'99999999999999999999' is not a process id");
-	refused("stack 12abc", "'12abc' is not a process id");
-	refused("stack 0x10", "'0x10' is not a process id");
-	refused("stack -", "'-' is not a process id");
-	refused("stack ''", "'' is not a process id");
-	refused("stack ./stack.log", "'./stack.log' is not a process id");
+	refused("stack 0", "stack: '0' is not a process id");
+	refused("stack -5", "stack: '-5' is not a process id");
+	refused("stack 1073741824", "stack: '1073741824' is not a process id");
+	refused("stack 99999999999999999999", "stack: '99999999999999999999' is not a process id");
+	refused("stack 12abc", "stack: '12abc' is not a process id");
+	refused("stack 0x10", "stack: '0x10' is not a process id");
+	refused("stack -", "stack: '-' is not a process id");
+	refused("stack ''", "stack: '' is not a process id (to write the stacks to a file: "
+	    "stack -f FILE)");
+	/* The guide's macOS form, stack [filepath]. */
+	refused("stack ./stack.log", "stack: './stack.log' is not a process id (to write the "
+	    "stacks to a file: stack -f FILE)");
+	refused("stack /home/admin/stack.log", "stack: '/home/admin/stack.log' is not a process id "
+	    "(to write the stacks to a file: stack -f FILE)");
 
 	parse_fails("stack 1 2", "stack: expected at most 1 argument, got 2 " STACK_USAGE);
 	parse_fails("stack -f", "stack: option -f needs a value (FILE)");
