@@ -244,12 +244,18 @@ const char *
 command_closest(const char *word, const char *const *candidates, size_t n)
 {
 	const char *best = NULL;
-	size_t bestd = 3, i;
+	size_t bestd = 4, i;
 
+	/*
+	 * At most 3 edits, and never more than half the word (any word of two
+	 * letters is two edits from `tt`) unless it is the start of the
+	 * candidate (sta: stack).
+	 */
 	for (i = 0; i < n; i++) {
-		size_t d = edit_distance(word, candidates[i]);
+		size_t d = edit_distance(word, candidates[i]), len = strlen(word);
 
-		if (d < bestd || (d == bestd && best == NULL && d <= strlen(word) / 2)) {
+		if (d < bestd && (2 * d <= len ||
+		    (d < 3 && len >= 3 && strncmp(word, candidates[i], len) == 0))) {
 			best = candidates[i];
 			bestd = d;
 		}
@@ -270,7 +276,13 @@ unknown_command(const char *name, char **cause)
 			    "`help` lists the ones it has", name);
 	for (i = 0; i < FP_NELEM(commands); i++)
 		names[n++] = commands[i]->name;
+	for (i = 0; i < FP_NELEM(planned); i++)
+		names[n++] = planned[i];
 	best = command_closest(name, names, n);
+	if (best != NULL && command_find(best) == NULL)
+		return fail(cause, FP_EUSAGE, "unknown command '%s': did you mean '%s'? (a command of "
+		    "the guide that this build does not have yet; `help` lists the ones it has)",
+		    name, best);
 	if (best != NULL)
 		return fail(cause, FP_EUSAGE, "unknown command '%s': did you mean '%s'? (`help` lists commands)",
 		    name, best);

@@ -276,6 +276,9 @@ test_empty_and_unknown(void)
 	parse_fails("vmtol -a forceGc", "unknown command 'vmtol': did you mean 'vmtool'? "
 	    "(`help` lists commands)");
 	parse_fails("hepl", "unknown command 'hepl': did you mean 'help'? (`help` lists commands)");
+	parse_fails("sta", "unknown command 'sta': did you mean 'stack'? (`help` lists commands)");
+	parse_fails("x", "unknown command 'x' (`help` lists commands)");
+	parse_fails("ab", "unknown command 'ab' (`help` lists commands)");
 	parse_fails("frobnicate", "unknown command 'frobnicate' (`help` lists commands)");
 	parse_fails("-f x", "unknown command '-f' (`help` lists commands)");
 	parse_fails("'' stack", "unknown command '' (`help` lists commands)");
@@ -693,6 +696,15 @@ test_planned(void)
 		free(name);
 		free(want);
 	}
+	/* A typo of one of them names it, and says it is not here. */
+	parse_fails("traces m f", "unknown command 'traces': did you mean 'trace'? (a command of "
+	    "the guide that this build does not have yet; `help` lists the ones it has)");
+	parse_fails("wach m f", "unknown command 'wach': did you mean 'watch'? (a command of "
+	    "the guide that this build does not have yet; `help` lists the ones it has)");
+	parse_fails("gilstats on", "unknown command 'gilstats': did you mean 'gilstat'? (a command "
+	    "of the guide that this build does not have yet; `help` lists the ones it has)");
+	parse_fails("perff", "unknown command 'perff': did you mean 'perf'? (a command of "
+	    "the guide that this build does not have yet; `help` lists the ones it has)");
 	/* The line is split first: a broken quote is still that. */
 	parse_fails("watch m f -f 'cost > 10", "unterminated ' quote");
 }
