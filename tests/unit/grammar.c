@@ -58,22 +58,25 @@ shape(const struct cmd_request *req)
 	return sbuf_steal(&s);
 }
 
-/* A line for a test's name: newlines and the like as C escapes. */
+/* A line for a test's name, in ASCII: other bytes as C escapes. */
 static char *
 shown(const char *line)
 {
 	struct sbuf s = { 0 };
+	const unsigned char *p;
 
 	sbuf_add(&s, "");
-	for (; *line != '\0'; line++) {
-		if (*line == '\n')
+	for (p = (const unsigned char *)line; *p != '\0'; p++) {
+		if (*p == '\n')
 			sbuf_add(&s, "\\n");
-		else if (*line == '\r')
+		else if (*p == '\r')
 			sbuf_add(&s, "\\r");
-		else if (*line == '\t')
+		else if (*p == '\t')
 			sbuf_add(&s, "\\t");
+		else if (*p < 0x20 || *p >= 0x7f)
+			sbuf_addf(&s, "\\x%02x", *p);
 		else
-			sbuf_addn(&s, line, 1);
+			sbuf_addn(&s, (const char *)p, 1);
 	}
 	return sbuf_steal(&s);
 }
@@ -127,14 +130,15 @@ static void
 parse_fails(const char *line, const char *msg)
 {
 	struct cmd_request *req = NULL;
-	char *cause = NULL;
+	char *cause = NULL, *name = shown(line);
 	int rc = command_parse(line, &req, &cause);
 
 	if (!ok(rc == FP_EUSAGE && req == NULL && cause != NULL && strcmp(cause, msg) == 0,
-	    "refused by the parser [%s]", line)) {
+	    "refused by the parser [%s]", name)) {
 		diag("  rc %d, got: '%s'", rc, cause ? cause : "(null)");
 		diag(" want: '%s'", msg);
 	}
+	free(name);
 	free(cause);
 	command_request_free(req);
 }
@@ -169,13 +173,14 @@ passes(const char *line)
 static void
 refused_by(struct runner *r, const char *line, const char *msg)
 {
-	char *cause;
+	char *cause, *name = shown(line);
 	int rc = run(r, line, &cause);
 
-	if (!ok(rc == FP_EUSAGE && cause != NULL && strcmp(cause, msg) == 0, "refused [%s]", line)) {
+	if (!ok(rc == FP_EUSAGE && cause != NULL && strcmp(cause, msg) == 0, "refused [%s]", name)) {
 		diag("  rc %d, got: '%s'", rc, cause ? cause : "(null)");
 		diag(" want: '%s'", msg);
 	}
+	free(name);
 	free(cause);
 }
 
