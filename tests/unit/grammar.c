@@ -751,6 +751,81 @@ completions(const char *text)
 	return sbuf_steal(&s);
 }
 
+/*
+ * A namer that answers with what it was asked: the kind of name and the
+ * module and class before it, so that a test sees which positional
+ * argument the completion took the word for.
+ */
+static char **
+asked(void *ctx, enum cmdline_names kind, const char *module, const char *cls,
+    const char *prefix, size_t *n, char **cause)
+{
+	static const char *const kinds[] = { "MODULES", "MEMBERS", "CLASSES", "CLASS_MEMBERS" };
+	char **v = xcalloc(2, sizeof *v);
+
+	v[0] = xasprintf("%s%s:%s:%s", prefix, kinds[kind], module ? module : "-", cls ? cls : "-");
+	*n = 1;
+	return v;
+}
+
+/* What completing `text` asks the process for ("" when nothing). */
+static char *
+asks(const char *text)
+{
+	struct cmdline_namer namer = { asked, NULL };
+	struct cmdline c;
+	char **cands, *note = NULL, *got;
+	size_t n;
+
+	cmdline_init(&c, NULL);
+	cmdline_set(&c, text);
+	cands = cmdline_complete(&c, NULL, 0, &namer, &n, &note);
+	got = xstrdup(n == 1 ? cands[0] : "");
+	command_words_free(cands, n);
+	free(note);
+	cmdline_free(&c);
+	return got;
+}
+
+static void
+test_completion_names(void)
+{
+	static const struct {
+		const char *text, *want;
+	} cases[] = {
+		{ "getglobal ", "MODULES:-:-" },
+		{ "getglobal __main__ ", "MEMBERS:__main__:-" },
+		{ "getglobal __main__ A ", "CLASS_MEMBERS:__main__:A" },
+		{ "getglobal -x 2 __main__ ", "MEMBERS:__main__:-" },
+		{ "getglobal -e target.a -r __main__ A ", "CLASS_MEMBERS:__main__:A" },
+		{ "vmtool -a getInstances -c ", "MODULES:-:-" },
+		{ "vmtool -a getInstances -c __main__ ", "CLASSES:__main__:-" },
+		{ "vmtool -n 5 -c __main__ ", "CLASSES:__main__:-" },
+		{ "stack ", "" },
+		{ "module ", "" },
+		{ "getglobal __main__ A f ", "" },
+	};
+	struct cmdline c;
+	char **cands, *note = NULL, *got;
+	size_t i, n;
+
+	for (i = 0; i < FP_NELEM(cases); i++) {
+		got = asks(cases[i].text);
+		is_str(got, cases[i].want, "completing [%s] asks for %s", cases[i].text,
+		    cases[i].want[0] ? cases[i].want : "nothing");
+		free(got);
+	}
+	/* Without the agent, a name position says why nothing completes. */
+	cmdline_init(&c, NULL);
+	cmdline_set(&c, "getglobal ");
+	cands = cmdline_complete(&c, NULL, 0, NULL, &n, &note);
+	is_str(note, "module, class and function names complete once the agent is attached",
+	    "completing a module without the agent says why nothing comes");
+	command_words_free(cands, n);
+	free(note);
+	cmdline_free(&c);
+}
+
 static void
 test_completion(void)
 {
@@ -813,6 +888,7 @@ main(void)
 	test_planned();
 	test_tui_only();
 	test_completion();
+	test_completion_names();
 	runner_free(nowhere);
 	runner_free(far);
 	return done_testing();
