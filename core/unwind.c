@@ -20,6 +20,7 @@
 #include <elfutils/libdwfl.h>
 #include <libunwind-ptrace.h>
 
+#include "core/elfimage.h"
 #include "core/memread.h"
 #include "core/procfs.h"
 #include "core/util.h"
@@ -233,11 +234,12 @@ static void
 module_probe(struct unwinder *u, const struct proc_maps *pm, size_t i)
 {
 	const struct proc_map *base = &pm->maps[i];
+	struct elf_segment first = { 0 };
 	Elf64_Phdr ph[64];
 	Elf64_Ehdr eh;
 	struct umodule *m;
-	uint64_t lo = UINT64_MAX, hi = 0, bias = 0, eh_hdr = 0, first = UINT64_MAX;
-	bool have_bias = false, exec = false;
+	uint64_t lo = UINT64_MAX, hi = 0, bias = 0, eh_hdr = 0;
+	bool exec = false;
 	size_t k;
 	int j;
 
@@ -254,19 +256,16 @@ module_probe(struct unwinder *u, const struct proc_maps *pm, size_t i)
 			eh_hdr = ph[j].p_vaddr;
 		if (ph[j].p_type != PT_LOAD)
 			continue;
+		if (lo == UINT64_MAX) {
+			first.vaddr = ph[j].p_vaddr;
+			first.offset = ph[j].p_offset;
+		}
 		if (ph[j].p_vaddr < lo)
 			lo = ph[j].p_vaddr;
 		if (ph[j].p_vaddr + ph[j].p_memsz > hi)
 			hi = ph[j].p_vaddr + ph[j].p_memsz;
-		/* The segment that starts at file offset 0 is mapped at base. */
-		if (ph[j].p_offset < first) {
-			first = ph[j].p_offset;
-			bias = base->start - ((ph[j].p_vaddr - ph[j].p_offset) &
-			    ~(uint64_t)(MEM_PAGE - 1));
-			have_bias = first < MEM_PAGE;
-		}
 	}
-	if (!have_bias || hi <= lo)
+	if (hi <= lo || !elf_load_bias(&first, eh.e_type == ET_DYN, base, &bias))
 		return;
 	lo += bias;
 	hi += bias;

@@ -150,7 +150,6 @@ module_open(pid_t pid, const struct proc_maps *maps, const char *path,
 	const struct elf_segment *seg;
 	char *file;
 	size_t i, nseg;
-	uint64_t link = UINT64_MAX;
 	int rc;
 
 	memset(m, 0, sizeof *m);
@@ -192,13 +191,10 @@ module_open(pid_t pid, const struct proc_maps *maps, const char *path,
 	}
 	m->file = file;
 	seg = elf_image_segments(m->img, &nseg);
-	for (i = 0; i < nseg; i++)
-		if (seg[i].offset == 0 && seg[i].vaddr < link)
-			link = seg[i].vaddr;
-	if (link == UINT64_MAX)
-		return fail(cause, FP_ERR, "%s has no load segment at offset 0",
-		    path);
-	m->bias = elf_image_is_dyn(m->img) ? first->start - (link & ~0xfffull) : 0;
+	if (nseg == 0 || !elf_load_bias(&seg[0], elf_image_is_dyn(m->img), first,
+	    &m->bias))
+		return fail(cause, FP_ERR, "cannot tell where %s is loaded in "
+		    "process %d", path, (int)pid);
 	return FP_OK;
 }
 
