@@ -7,7 +7,8 @@ blocked in socket.recv and in accept, 64 threads allocating, a regex holding
 the GIL in C for many seconds, receiving a stream of signals, forking after
 the injection, stopped by SIGSTOP, waiting in epoll_wait through ctypes
 (no EINTR may reach it), receiving SIGUSR1 every 2 and 10 ms through 50
-injections (every one handled once; a blocked pending signal stays pending).  tests/inject/injtool loads
+injections (every one handled once; a blocked pending signal stays pending),
+asleep while the injector is killed in the middle of its call.  tests/inject/injtool loads
 tests/inject/testlib.so, whose bootstrap starts a thread that writes
 "loaded <pid>" to the file it is given.
 
@@ -387,6 +388,43 @@ def test_sleep(ident, exe):
         good = line is not None and float(line.split()[1]) >= 1.5 and \
             line.endswith("same")
         ok(good, "%s: sleep not shortened, floats unchanged" % name, line)
+        ok(t.lines() == ["ready", line], "%s: stdout only its own" % name,
+           t.lines())
+    finally:
+        t.kill()
+
+
+def test_rescue(ident, exe):
+    """The injector dies (a fatal signal's handler) while the hijacked
+    thread runs our call: its registers go back, signals and all, and the
+    target goes on as if nothing happened."""
+    name = "%s rescue" % ident
+    t = Target(exe, "sleep", 3.0)
+    try:
+        wait_syscall(t.pid, ("230", "35", "23", "270"))
+        out = outfile(name)
+        p = subprocess.Popen([INJTOOL, str(t.pid), TESTLIB, "slow_bootstrap",
+                              out, "20000"], stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, text=True)
+        end = time.monotonic() + 15
+        while time.monotonic() < end and p.poll() is None and \
+                not (os.path.exists(out) and open(out).read() == "entered\n"):
+            time.sleep(0.005)
+        traced = status(t.pid).get("TracerPid")
+        if p.poll() is None:
+            p.send_signal(signal.SIGUSR2)
+        msg = p.communicate(timeout=30)[0].strip()
+        ok(p.returncode == 3 and traced == str(p.pid),
+           "%s: injector killed inside the call" % name,
+           "exit %s, tracer %s; %s" % (p.returncode, traced, msg))
+        st = status(t.pid)
+        ok(t.proc.poll() is None and st.get("TracerPid") == "0" and
+           all(s in "RSD" for s in thread_states(t.pid)),
+           "%s: target alive, untraced, running" % name, st)
+        line = t.wait_line("slept", 15)
+        ok(line is not None and float(line.split()[1]) >= 3.0 and
+           line.endswith("same"), "%s: registers and sleep intact" % name,
+           line)
         ok(t.lines() == ["ready", line], "%s: stdout only its own" % name,
            t.lines())
     finally:
@@ -773,7 +811,8 @@ def main():
              # interpreter's, and 50 cost ~10 s per interpreter.
              ("storm", lambda i, e: test_signal_storm(
                  i, e, 50 if i in (pys[0][0], pys[-1][0]) else 10)),
-             ("errors", test_errors), ("nosafe", test_nosafe)]
+             ("errors", test_errors), ("nosafe", test_nosafe),
+             ("rescue", test_rescue)]
     # For debugging: FP_INJECT_ONLY="cp311_2 sleep xstate" runs a subset.
     only = os.environ.get("FP_INJECT_ONLY", "").split()
     idents = [p[0] for p in pys if p[0] in only] or [p[0] for p in pys]
