@@ -25,6 +25,7 @@
 #include "core/elfimage.h"
 #include "core/memread.h"
 #include "core/procfs.h"
+#include "core/tstop.h"
 #include "core/unwind.h"
 #include "core/util.h"
 #include "inject/ptrace.h"
@@ -1294,5 +1295,5 @@ inject_load(pid_t pid, const char *lib_path, const char *symbol,
 void
 inject_release_all(void)
 {
-	ptrace_release_all();
+	tstop_release_all();	/* calls ptrace.c's rescue first */
 }

@@ -9,7 +9,6 @@
 
 #include <elf.h>
 #include <errno.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +17,7 @@
 
 #include "core/procfs.h"
 #include "core/tresume.h"
+#include "core/tstop.h"
 #include "core/util.h"
 
 #ifndef NT_X86_XSTATE
@@ -40,106 +40,7 @@
  */
 static struct ptrace_thread *volatile rescue_current;
 
-/*
- * Threads that did not stop before we gave up: a running tracee cannot be
- * detached, so they are let go as soon as they stop.  Fixed size and plain
- * sig_atomic_t so that ptrace_release_all() can walk it from a handler.
- */
-#define PENDING_MAX 64
-static volatile sig_atomic_t pending[PENDING_MAX];
-
-static void
-pending_add(pid_t tid)
-{
-	int i;
-
-	for (i = 0; i < PENDING_MAX; i++) {
-		if (pending[i] == 0) {
-			pending[i] = tid;
-			return;
-		}
-	}
-	/* Full: nothing better to do than forget it; our exit detaches it. */
-}
-
-static pid_t
-wait_nohang(pid_t tid, int *status)
-{
-	pid_t r;
-
-	do
-		r = waitpid(tid, status, __WALL | WNOHANG);
-	while (r == -1 && errno == EINTR);
-	return r;
-}
-
-/* Let go of threads we gave up on, if they have stopped since. */
-static void
-sweep_pending(void)
-{
-	int i, status;
-	pid_t tid, r;
-
-	for (i = 0; i < PENDING_MAX; i++) {
-		if ((tid = pending[i]) == 0)
-			continue;
-		tresume_fix_syscall(tid, tid);	/* nothing if not stopped */
-		if (ptrace(PTRACE_DETACH, tid, NULL, NULL) == 0) {
-			pending[i] = 0;
-			continue;
-		}
-		r = wait_nohang(tid, &status);
-		if (r == 0)
-			continue;	/* still not stopped */
-		if (r == -1 || WIFEXITED(status) || WIFSIGNALED(status)) {
-			pending[i] = 0;
-			continue;
-		}
-		tresume_fix_syscall(tid, tid);
-		(void)ptrace(PTRACE_DETACH, tid, NULL,
-		    (void *)(long)((status >> 16) == 0 ? WSTOPSIG(status) : 0));
-		pending[i] = 0;
-	}
-}
-
-/*
- * Sleep a little between two looks.  Every microsecond between the
- * thread's stop and our look is a microsecond more it is held (signals
- * that come meanwhile wait, and two of a kind merge), so look every 50 us
- * for the first ~100 ms, which covers every call we make, and only then
- * back off to 1 ms (a call stuck on a lock).
- */
-static void
-backoff(unsigned *spins)
-{
-	struct timespec nap = { 0, 0 };
-
-	if ((*spins)++ < 20) {
-		sched_yield();
-		return;
-	}
-	nap.tv_nsec = *spins < 2000 ? 50000 : 1000000;
-	nanosleep(&nap, NULL);
-}
-
-/*
- * Wait for the next status of `tid` until deadline_ns.  Returns the waitpid
- * result: tid, 0 on timeout, -1 on error.
- */
-static pid_t
-wait_until(pid_t tid, int *status, uint64_t deadline_ns)
-{
-	unsigned spins = 0;
-	pid_t r;
-
-	for (;;) {
-		if ((r = wait_nohang(tid, status)) != 0)
-			return r;
-		if (now_ns() >= deadline_ns)
-			return 0;
-		backoff(&spins);
-	}
-}
+static void rescue(void);
 
 /*
  * Hand a signal back to the thread.  rt_tgsigqueueinfo keeps the siginfo
@@ -181,12 +82,24 @@ is_fault(const siginfo_t *si)
 	return false;
 }
 
+/*
+ * The thread is no longer ours: detached or gone (`detached`), or still
+ * traced but running, for core/tstop to let go as soon as it stops.
+ * Async-signal-safe.
+ */
+static void
+let_go(struct ptrace_thread *t, bool detached)
+{
+	if (t->attached)
+		tstop_let_go(t->tid, detached);
+	t->attached = t->stopped = false;
+	rescue_current = NULL;
+}
+
 static int
 gone(struct ptrace_thread *t, char **cause)
 {
-	t->attached = false;
-	t->stopped = false;
-	rescue_current = NULL;
+	let_go(t, true);
 	return fail(cause, FP_EEXITED, "thread %d of process %d exited",
 	    (int)t->tid, (int)t->pid);
 }
@@ -194,13 +107,13 @@ gone(struct ptrace_thread *t, char **cause)
 static void
 forget(struct ptrace_thread *t)
 {
-	rescue_current = NULL;
+	let_go(t, false);	/* nothing if it was let go already */
 	free(t->xstate);
 	free(t->queued);
 	t->xstate = NULL;
 	t->queued = NULL;
 	t->nqueued = t->aqueued = 0;
-	t->attached = t->stopped = t->saved = false;
+	t->saved = false;
 }
 
 /* The thread is seen in a ptrace-stop: start counting how long it stays. */
@@ -223,67 +136,27 @@ resume(struct ptrace_thread *t, enum __ptrace_request req, int sig)
 	return ptrace(req, t->tid, NULL, (void *)(long)sig);
 }
 
-static int
-seize_error(struct ptrace_thread *t, int e, char **cause)
-{
-	pid_t tracer;
-	char *why;
-	int rc;
-
-	if (e == ESRCH)
-		return fail(cause, FP_EEXITED, "thread %d of process %d has "
-		    "exited", (int)t->tid, (int)t->pid);
-	if (e != EPERM)
-		return fail(cause, FP_ERR, "cannot trace thread %d of process "
-		    "%d: ptrace(PTRACE_SEIZE): %s", (int)t->tid, (int)t->pid,
-		    strerror(e));
-	tracer = procfs_tracer(t->tid);
-	if (tracer == getpid())
-		return fail(cause, FP_ERR, "thread %d is still held from an "
-		    "earlier attempt (it has not stopped yet)", (int)t->tid);
-	if (tracer > 0)
-		return fail(cause, FP_EPERM, "process %d is already traced by "
-		    "process %d (a debugger or another profiler); detach it "
-		    "first", (int)t->pid, (int)tracer);
-	why = procfs_explain_eperm(t->pid);
-	rc = fail(cause, FP_EPERM, "cannot trace process %d: permission "
-	    "denied (%s)", (int)t->pid, why);
-	free(why);
-	return rc;
-}
-
 int
 ptrace_thread_seize(struct ptrace_thread *t, pid_t pid, pid_t tid,
     uint64_t deadline_ns, bool *job_stopped, char **cause)
 {
 	siginfo_t si;
-	int status, e;
+	int status, rc;
 	pid_t r;
 
 	memset(t, 0, sizeof *t);
 	t->pid = pid;
 	t->tid = tid;
 	*job_stopped = false;
-	sweep_pending();
-
-	if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) == -1)
-		return seize_error(t, errno, cause);
+	if ((rc = tstop_seize(pid, tid, rescue, cause)) != FP_OK)
+		return rc;
 	t->attached = true;
 	rescue_current = t;
-	if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) == -1) {
-		e = errno;
-		(void)ptrace(PTRACE_DETACH, tid, NULL, NULL);
-		forget(t);
-		return fail(cause, e == ESRCH ? FP_EEXITED : FP_ERR, "cannot "
-		    "stop thread %d: ptrace(PTRACE_INTERRUPT): %s", (int)tid,
-		    strerror(e));
-	}
 
 	for (;;) {
-		r = wait_until(tid, &status, deadline_ns);
+		r = tstop_wait(tid, &status, deadline_ns);
 		if (r == 0) {
 			/* Uninterruptible sleep: let it go when it stops. */
-			pending_add(tid);
 			forget(t);
 			return fail(cause, FP_ERR, "thread %d did not stop in "
 			    "time (uninterruptible sleep?)", (int)tid);
@@ -397,13 +270,11 @@ ptrace_thread_run(struct ptrace_thread *t, bool step, uint64_t deadline_ns,
 			return gone(t, cause);
 		t->stopped = t->sigstop = false;
 again:
-		r = wait_until(t->tid, &status, deadline);
+		r = tstop_wait(t->tid, &status, deadline);
 		if (r == 0) {
 			if (interrupted) {
 				/* It will not stop: let it go when it does. */
-				pending_add(t->tid);
-				t->attached = false;
-				rescue_current = NULL;
+				let_go(t, false);
 				return fail(cause, FP_ERR, "thread %d does not stop",
 				    (int)t->tid);
 			}
@@ -482,16 +353,10 @@ stop_again(struct ptrace_thread *t, uint64_t deadline_ns)
 
 	(void)ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL);
 	for (;;) {
-		r = wait_until(t->tid, &status, deadline_ns);
-		if (r == 0) {
-			pending_add(t->tid);
-			t->attached = t->stopped = false;
-			rescue_current = NULL;
-			return -1;
-		}
-		if (r == -1 || WIFEXITED(status) || WIFSIGNALED(status)) {
-			t->attached = t->stopped = false;
-			rescue_current = NULL;
+		r = tstop_wait(t->tid, &status, deadline_ns);
+		if (r == 0 || r == -1 || WIFEXITED(status) ||
+		    WIFSIGNALED(status)) {
+			let_go(t, r != 0);
 			return -1;
 		}
 		if (!WIFSTOPPED(status))
@@ -517,8 +382,10 @@ detach(struct ptrace_thread *t, int sig, char **cause)
 {
 	int e;
 
-	if (resume(t, PTRACE_DETACH, sig) == 0)
+	if (resume(t, PTRACE_DETACH, sig) == 0) {
+		let_go(t, true);
 		return FP_OK;
+	}
 	e = errno;
 	if (e == ESRCH && !procfs_exists(t->tid))
 		return gone(t, cause);
@@ -546,28 +413,6 @@ detach_resending(struct ptrace_thread *t, size_t from, char **cause)
 }
 
 /*
- * Hand the queued signals back and detach.  The thread is stopped with its
- * own registers back.
- *
- * Re-sending them all while the thread is still stopped would merge every
- * standard signal with another of its kind (one pending instance per
- * signal number), and a handler counting SIGUSR1 would miss some.  So each
- * one is delivered at a signal-delivery-stop, where the resume's signal
- * argument delivers exactly that signal with its siginfo, and only one of
- * ours is ever pending: at the stop of queued[i] (dequeued, so no longer
- * pending), queued[i + 1] is sent, and the thread is resumed with
- * queued[i].  The kernel builds the handler frame for i and, unless i + 1
- * is blocked (the same signal: the handler blocks its own), stops again at
- * once for i + 1; a blocked one waits until the handler returns, as it
- * would have without us.  The last is delivered by the detach itself.
- * Other signals that arrive meanwhile are the thread's own business now
- * (its registers are its own): each is passed through at its stop.
- *
- * The one window left: a signal of the kind of the one pending for us,
- * sent by someone else while ours waits behind its own handler, merges
- * with ours; that takes a few microseconds of handler, not our whole visit.
- */
-/*
  * Resume the stopped thread with `sig` and wait for the delivery-stop of
  * signal `want`, passing through any other signal met on the way (the
  * thread's registers are its own again: it is its business now).  0 at
@@ -586,7 +431,7 @@ deliver_and_wait(struct ptrace_thread *t, int sig, int want, uint64_t deadline)
 			return -1;
 		t->stopped = t->sigstop = false;
 		do {
-			r = wait_until(t->tid, &status, deadline);
+			r = tstop_wait(t->tid, &status, deadline);
 			if (r == 0)
 				return 1;
 			if (r == -1 || WIFEXITED(status) || WIFSIGNALED(status))
@@ -619,6 +464,8 @@ deliver_and_wait(struct ptrace_thread *t, int sig, int want, uint64_t deadline)
  * is blocked (the same signal: a handler blocks its own), stops again at
  * once for i + 1; a blocked one waits until the handler returns, as it
  * would have without us.  The last is delivered by the detach itself.
+ * Other signals that arrive meanwhile are the thread's own business now
+ * (its registers are its own): each is passed through at its stop.
  *
  * The one window left: a signal of the kind of the one pending for us,
  * sent by someone else while ours waits behind its own handler, merges
@@ -687,12 +534,16 @@ out:
 	return rc;
 }
 
-void
-ptrace_release_all(void)
+/*
+ * What core/tstop's release-all calls first: put back the registers of the
+ * thread held right now (if any), hand its signals back and let it go.
+ */
+static void
+rescue(void)
 {
 	struct ptrace_thread *t = rescue_current;
 	struct timespec nap = { 0, 1000000 };
-	int saved_errno = errno, status, i, nsig = 0, sigs[16];
+	int status, i, nsig = 0, sigs[16];
 	siginfo_t si;
 	bool stopped;
 	pid_t r;
@@ -707,9 +558,11 @@ ptrace_release_all(void)
 		for (i = 0; !stopped && i < 2500; i++) {
 			if (i == 2000)
 				(void)ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL);
-			r = wait_nohang(t->tid, &status);
-			if (r == -1 || (r > 0 && !WIFSTOPPED(status)))
-				goto done;	/* gone */
+			r = tstop_wait(t->tid, &status, 0);
+			if (r == -1 || (r > 0 && !WIFSTOPPED(status))) {
+				let_go(t, true);	/* gone */
+				return;
+			}
 			if (r == 0) {
 				nanosleep(&nap, NULL);
 				continue;
@@ -734,13 +587,7 @@ ptrace_release_all(void)
 			for (i = 0; i < nsig; i++)
 				(void)syscall(SYS_tgkill, t->pid, t->tid, sigs[i]);
 			(void)ptrace(PTRACE_DETACH, t->tid, NULL, NULL);
-		} else {
-			pending_add(t->tid);
 		}
-done:
-		t->attached = false;
-		rescue_current = NULL;
+		let_go(t, stopped);	/* not stopped: detached when it stops */
 	}
-	sweep_pending();
-	errno = saved_errno;
 }

@@ -1,8 +1,10 @@
 /*
- * ptrace — hold one thread of another process for the injector: seize and
- * interrupt it, save and restore its general registers and its whole
- * extended (XSAVE) state, let it run one step or until it faults, and let
- * it go.
+ * ptrace — hijack one thread of another process for the injector's calls,
+ * on top of core/tstop (the one ptrace holder: seize, interrupt, waits,
+ * the registry of held threads and the release of them all): save and
+ * restore its general registers and its whole extended (XSAVE) state, let
+ * it run one step or until it faults, keep the signals it takes meanwhile,
+ * and let it go.
  *
  * While a thread is held, every signal that reaches it and is not a fault
  * of the code it runs for us (a return to address 0, a single-step trap) is
@@ -13,9 +15,12 @@
  * It must never leave a thread stopped, traced or with our registers: every
  * wait has a deadline; ptrace_thread_release() restores what was saved and
  * detaches on every path; a thread that will not stop (uninterruptible
- * sleep) is remembered and let go by the next call or by
- * ptrace_release_all(), which makes only async-signal-safe calls.  Never
- * PTRACE_O_EXITKILL: if we die the target lives on.
+ * sleep) is left to core/tstop, which lets it go at its next call or in
+ * tstop_release_all().  That function (async-signal-safe, for fatal
+ * signals and atexit) first restores the registers of the thread held
+ * right now, even one stopped in the middle of our call, re-sends its
+ * signals and detaches it.  Never PTRACE_O_EXITKILL: if we die the target
+ * lives on.
  *
  * ptrace belongs to the thread of ours that seized: use one ptrace_thread
  * from one thread, and let nothing else reap the target's wait statuses.
@@ -104,13 +109,5 @@ int ptrace_thread_run(struct ptrace_thread *t, bool step, uint64_t deadline_ns,
  * what `t` holds.
  */
 int ptrace_thread_release(struct ptrace_thread *t, char **cause);
-
-/*
- * Emergency release from a signal handler or atexit: restores the saved
- * registers of the thread held right now (if any), re-sends its queued
- * signals and detaches it, and detaches threads that were slow to stop.
- * Async-signal-safe; call it from the thread that seized.
- */
-void ptrace_release_all(void);
 
 #endif
