@@ -25,7 +25,8 @@ $cc -std=gnu11 -shared -fPIC -fvisibility=hidden -Wno-deprecated-declarations \
 	$cflags -DFP_AGENT_BUILD="\"cp3$minor $2 $(date -u +%Y-%m-%d)\"" \
 	-I"$build" -I"$src" -I"$tmp" -I"$inc" \
 	-o "$out.tmp" \
-	"$src/inject/agent/server.c" "$src/inject/agent/pyside.c" \
+	"$src/inject/agent/server.c" "$src/inject/agent/jobs.c" \
+	"$src/inject/agent/pyside.c" "$src/inject/agent/forkhooks.c" \
 	"$src/inject/agent/format.c" "$src/core/protocol.c" \
 	-Wl,--version-script="$src/inject/agent/agent.map" \
 	-Wl,-rpath,'$ORIGIN' -pthread $libs

@@ -32,6 +32,31 @@
 #if PY_VERSION_HEX >= 0x030C0000
 #include "internal/pycore_ceval_state.h"
 #endif
+#if PY_VERSION_HEX >= 0x030B0000
+#include "internal/pycore_dict.h"
+#include "internal/pycore_object.h"
+#else
+/*
+ * 3.8–3.10 keep the dict keys layout in Objects/dict-common.h, which is not
+ * installed: its two declarations, as that file has them in 3.8, 3.9 and
+ * 3.10 (unchanged between them), so that the offsets below are still the
+ * compiler's.
+ */
+typedef struct {
+	Py_hash_t me_hash;
+	PyObject *me_key;
+	PyObject *me_value;
+} PyDictKeyEntry;
+
+struct _dictkeysobject {
+	Py_ssize_t dk_refcnt;
+	Py_ssize_t dk_size;
+	void *dk_lookup;	/* dict_lookup_func */
+	Py_ssize_t dk_usable;
+	Py_ssize_t dk_nentries;
+	char dk_indices[];
+};
+#endif
 
 #define OFF(type, member) ((long long)offsetof(type, member))
 
@@ -61,6 +86,106 @@ state_word(const PyASCIIObject *o)
 
 	memcpy(&w, (const char *)o + offsetof(PyASCIIObject, state), sizeof w);
 	return w;
+}
+
+#if PY_VERSION_HEX >= 0x030B0000
+/*
+ * Where the managed dict (3.11+) lives relative to an object, measured by
+ * calling the headers' own accessors on a fake object of a fake type.
+ */
+static long long
+managed_off(int what)
+{
+	static PyTypeObject tp;
+	static _Alignas(16) char mem[256];
+	PyObject *obj = (PyObject *)(mem + 128);
+
+	tp.tp_flags = Py_TPFLAGS_MANAGED_DICT;
+#if PY_VERSION_HEX >= 0x030D0000
+	tp.tp_flags |= Py_TPFLAGS_INLINE_VALUES;
+#endif
+	tp.tp_basicsize = sizeof(PyObject);
+	obj->ob_type = &tp;
+#if PY_VERSION_HEX >= 0x030D0000
+	return what ? (char *)_PyObject_InlineValues(obj) - (char *)obj :
+	    (char *)_PyObject_ManagedDictPointer(obj) - (char *)obj;
+#elif PY_VERSION_HEX >= 0x030C0000
+	(void)what;
+	return (char *)_PyObject_DictOrValuesPointer(obj) - (char *)obj;
+#else
+	return what ? (char *)_PyObject_ValuesPointer(obj) - (char *)obj :
+	    (char *)_PyObject_ManagedDictPointer(obj) - (char *)obj;
+#endif
+}
+#endif
+
+/* Dicts, types and instance attributes: threading's registry of names. */
+static void
+print_attr_offsets(void)
+{
+	field("attr.known", 1);
+	field("attr.type_flags", OFF(PyTypeObject, tp_flags));
+	field("attr.type_dictoffset", OFF(PyTypeObject, tp_dictoffset));
+	field("attr.heaptype_cached_keys", OFF(PyHeapTypeObject, ht_cached_keys));
+	field("attr.flag_heaptype", (long long)Py_TPFLAGS_HEAPTYPE);
+	field("attr.flag_dict_subclass", (long long)Py_TPFLAGS_DICT_SUBCLASS);
+	field("attr.flag_unicode_subclass", (long long)Py_TPFLAGS_UNICODE_SUBCLASS);
+	field("attr.hash_modulus", (long long)_PyHASH_MODULUS);
+	field("attr.dict_keys", OFF(PyDictObject, ma_keys));
+	field("attr.dict_values", OFF(PyDictObject, ma_values));
+	field("attr.keys_nentries", OFF(PyDictKeysObject, dk_nentries));
+	field("attr.keys_indices", OFF(PyDictKeysObject, dk_indices));
+	field("attr.entry_size", (long long)sizeof(PyDictKeyEntry));
+	field("attr.entry_hash", OFF(PyDictKeyEntry, me_hash));
+	field("attr.entry_key", OFF(PyDictKeyEntry, me_key));
+	field("attr.entry_value", OFF(PyDictKeyEntry, me_value));
+#if PY_VERSION_HEX >= 0x030B0000
+	none("attr.keys_size");
+	field("attr.keys_log2_size", OFF(PyDictKeysObject, dk_log2_size));
+	field("attr.keys_log2_index_bytes", OFF(PyDictKeysObject, dk_log2_index_bytes));
+	field("attr.keys_kind", OFF(PyDictKeysObject, dk_kind));
+	field("attr.kind_general", (long long)DICT_KEYS_GENERAL);
+	field("attr.uentry_size", (long long)sizeof(PyDictUnicodeEntry));
+	field("attr.uentry_key", OFF(PyDictUnicodeEntry, me_key));
+	field("attr.uentry_value", OFF(PyDictUnicodeEntry, me_value));
+	field("attr.values_values", OFF(PyDictValues, values));
+	field("attr.flag_managed_dict", (long long)Py_TPFLAGS_MANAGED_DICT);
+	field("attr.managed_dict", managed_off(0));
+#else
+	field("attr.keys_size", OFF(PyDictKeysObject, dk_size));
+	none("attr.keys_log2_size");
+	none("attr.keys_log2_index_bytes");
+	none("attr.keys_kind");
+	none("attr.kind_general");
+	none("attr.uentry_size");
+	none("attr.uentry_key");
+	none("attr.uentry_value");
+	/* ma_values is a PyObject ** straight to the values (cpython/dictobject.h) */
+	field("attr.values_values", 0);
+	field("attr.flag_managed_dict", 0);
+	none("attr.managed_dict");
+#endif
+#if PY_VERSION_HEX >= 0x030D0000
+	printf("\t.attr.managed = PY_MANAGED_INLINE,\n");
+	field("attr.managed_values", managed_off(1));
+	field("attr.flag_inline_values", (long long)Py_TPFLAGS_INLINE_VALUES);
+	field("attr.values_valid", OFF(PyDictValues, valid));
+	field("attr.values_capacity", OFF(PyDictValues, capacity));
+#else
+#if PY_VERSION_HEX >= 0x030C0000
+	printf("\t.attr.managed = PY_MANAGED_TAGGED,\n");
+	field("attr.managed_values", managed_off(0));
+#elif PY_VERSION_HEX >= 0x030B0000
+	printf("\t.attr.managed = PY_MANAGED_VALUES_PTR,\n");
+	field("attr.managed_values", managed_off(1));
+#else
+	printf("\t.attr.managed = PY_MANAGED_NONE,\n");
+	none("attr.managed_values");
+#endif
+	field("attr.flag_inline_values", 0);
+	none("attr.values_valid");
+	none("attr.values_capacity");
+#endif
 }
 
 int
@@ -233,6 +358,7 @@ main(int argc, char **argv)
 	bits("unicode_kind_mask", kind_mask >> shift);
 	bits("unicode_compact_bit", compact_bit);
 	bits("unicode_ascii_bit", ascii_bit);
+	print_attr_offsets();
 	printf("};\n");
 	return 0;
 }

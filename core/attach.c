@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/agentdir.h"
 #include "core/procfs.h"
 #include "core/pyruntime.h"
 #include "inject/inject.h"
@@ -218,37 +219,36 @@ write_into(int dfd, const char *name, const char *data, size_t len, uid_t uid, g
 	return FP_OK;
 }
 
+/* A directory of ours that is not yet as the agent wants it: make it so. */
+static void
+fix_dir(int dfd, uid_t uid, gid_t gid)
+{
+	struct stat st;
+
+	if (fstat(dfd, &st) != 0 || st.st_uid != geteuid())
+		return;		/* not ours: agentdir_check judges it */
+	if (st.st_uid != uid)
+		(void)!fchown(dfd, uid, gid);
+	if ((st.st_mode & 07777) != 0700)
+		(void)!fchmod(dfd, 0700);
+}
+
 /*
  * Make the agent directory in the target's /tmp: 0700, owned by the
- * target's uid, not a symlink, not someone else's.  Returns an open fd.
+ * target's uid, not a symlink, not someone else's (core/agentdir refuses
+ * those).  Returns an open fd.
  */
 static int
 prepare_dir(pid_t pid, int *dfdp, uid_t *uidp, char **cause)
 {
-	char *tmpdir = xasprintf("/proc/%d/root/tmp", (int)pid), name[48];
-	uid_t uid = procfs_uid(pid);
 	gid_t gid = target_gid(pid);
-	struct stat st;
-	int tfd, dfd, e;
+	char name[48];
+	uid_t uid;
+	int tfd, dfd, rc, e;
 
 	*dfdp = -1;
-	tfd = open(tmpdir, O_PATH | O_DIRECTORY | O_CLOEXEC);
-	if (tfd < 0) {
-		e = errno;
-		free(tmpdir);
-		if (e == EACCES || e == EPERM) {
-			char *why = procfs_explain_eperm(pid);
-			int rc = fail(cause, FP_EPERM, "cannot reach the files of process %d: "
-			    "permission denied (%s)", (int)pid, why);
-
-			free(why);
-			return rc;
-		}
-		if (!procfs_exists(pid))
-			return fail(cause, FP_ENOPROC, "no process with pid %d", (int)pid);
-		return fail(cause, FP_ERR, "process %d has no usable /tmp (%s)", (int)pid, strerror(e));
-	}
-	free(tmpdir);
+	if ((rc = agentdir_open_tmp(pid, &tfd, &uid, cause)) != FP_OK)
+		return rc;
 	snprintf(name, sizeof name, ".flight_profiler-%d", (int)pid);
 	if (mkdirat(tfd, name, 0700) != 0 && errno != EEXIST) {
 		e = errno;
@@ -256,30 +256,17 @@ prepare_dir(pid_t pid, int *dfdp, uid_t *uidp, char **cause)
 		return fail(cause, e == EACCES ? FP_EPERM : FP_ERR,
 		    "cannot create /tmp/%s for process %d: %s", name, (int)pid, strerror(e));
 	}
-	dfd = openat(tfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	e = errno;
+	rc = agentdir_open(pid, tfd, uid, O_RDONLY, &dfd, cause);
 	close(tfd);
-	if (dfd < 0)
-		return fail(cause, FP_ERR, "cannot open /tmp/%s of process %d: %s%s", name, (int)pid,
-		    strerror(e), e == ELOOP || e == ENOTDIR ? " (not a directory: refusing to use it)" : "");
-	if (fstat(dfd, &st) != 0 || !S_ISDIR(st.st_mode)) {
+	if (rc == FP_OK && dfd < 0)
+		rc = fail(cause, FP_ERR, "/tmp/%s of process %d vanished as it was made", name, (int)pid);
+	if (rc != FP_OK)
+		return rc;
+	fix_dir(dfd, uid, gid);
+	if ((rc = agentdir_check(pid, dfd, uid, cause)) != FP_OK) {
 		close(dfd);
-		return fail(cause, FP_ERR, "/tmp/%s of process %d is not a directory", name, (int)pid);
+		return rc;
 	}
-	if (st.st_uid != uid) {
-		if (st.st_uid != geteuid() || fchown(dfd, uid, gid) != 0) {
-			close(dfd);
-			return fail(cause, FP_EPERM, "/tmp/%s of process %d belongs to uid %u, not to the "
-			    "process's owner (uid %u): refusing to use it; remove it if it is stale",
-			    name, (int)pid, (unsigned)st.st_uid, (unsigned)uid);
-		}
-	}
-	if ((st.st_mode & 07777) != 0700 && fchmod(dfd, 0700) != 0) {
-		close(dfd);
-		return fail(cause, FP_EPERM, "cannot make /tmp/%s of process %d private (mode 0700): %s",
-		    name, (int)pid, strerror(errno));
-	}
-	(void)gid;
 	*dfdp = dfd;
 	*uidp = uid;
 	return FP_OK;
@@ -289,16 +276,7 @@ prepare_dir(pid_t pid, int *dfdp, uid_t *uidp, char **cause)
 static char *
 report_file(pid_t pid, const char *name)
 {
-	char *path = host_path(pid, name), *text;
-	size_t len;
-
-	text = read_file_str(path, &len);
-	free(path);
-	if (text != NULL) {
-		while (len > 0 && (text[len - 1] == '\n' || text[len - 1] == ' '))
-			text[--len] = '\0';
-	}
-	return text;
+	return agentdir_read(pid, name);
 }
 
 /* The agent's own words on why it could not start (agent.err), or NULL. */
@@ -332,11 +310,28 @@ mapped_agent(pid_t pid)
 }
 
 /*
+ * The one way to a session with the agent of pid: the socket reached
+ * through checked files and its listener proven to be pid before the
+ * first byte (core/agentdir), then the handshake.  *nobody as for
+ * agentdir_connect.
+ */
+static int
+connect_agent(pid_t pid, int timeout_ms, struct session **s, bool *nobody, char **cause)
+{
+	int fd, rc;
+
+	*s = NULL;
+	if ((rc = agentdir_connect(pid, &fd, nobody, cause)) != FP_OK)
+		return rc;
+	return session_open(pid, fd, timeout_ms, s, cause);
+}
+
+/*
  * Wait for the agent's socket to answer.  With boot_failed (PEP 768), a
  * report of the bootstrap script ends the wait early and sets it.
  */
 static int
-wait_for_agent(pid_t pid, const char *sock, struct session **s, bool *boot_failed,
+wait_for_agent(pid_t pid, struct session **s, bool *boot_failed,
     char **cause)
 {
 	uint64_t deadline = now_ns() + (uint64_t)AGENT_START_MS * 1000000;
@@ -354,7 +349,7 @@ wait_for_agent(pid_t pid, const char *sock, struct session **s, bool *boot_faile
 			return rc;
 		}
 		why = NULL;
-		rc = session_connect(pid, sock, SESSION_HANDSHAKE_MS, s, &nobody, &why);
+		rc = connect_agent(pid, SESSION_HANDSHAKE_MS, s, &nobody, &why);
 		if (rc == FP_OK || !nobody) {
 			if (rc != FP_OK)
 				fail(cause, rc, "%s", why);
@@ -388,6 +383,75 @@ wait_for_agent(pid_t pid, const char *sock, struct session **s, bool *boot_faile
 }
 
 /*
+ * The process an agent library was loaded for, from the name of its
+ * directory (/tmp/.flight_profiler-<pid>/fpagent-cp3XY.so), or 0.
+ */
+static pid_t
+mapped_owner(const char *lib)
+{
+	const char *slash = strrchr(lib, '/'), *dir;
+	static const char prefix[] = "/.flight_profiler-";
+	char *end;
+	long v;
+
+	for (dir = slash; dir != NULL && dir > lib && dir[-1] != '/'; dir--)
+		;
+	if (slash == NULL || dir == NULL || dir == lib ||
+	    strncmp(dir - 1, prefix, sizeof prefix - 1) != 0)
+		return 0;
+	v = strtol(dir - 1 + sizeof prefix - 1, &end, 10);
+	return end == slash && v > 0 ? (pid_t)v : 0;
+}
+
+/*
+ * pid inherited through fork() the agent that `owner` loaded: the child's
+ * copy is dormant (its threads did not survive the fork; see
+ * inject/agent/server.c).  Start it again in pid with pid's own directory:
+ * its bootstrap called a second time, through dlopen() of the name it was
+ * loaded by, which returns the copy already there (never a second one).
+ */
+static int
+attach_rearm(pid_t pid, pid_t owner, const char *mapped, struct session **s, char **cause)
+{
+	struct inject_opts opts = { .timeout_ms = 10000, .loaded = true };
+	char *name = xstrdup(strrchr(mapped, '/') + 1), *cut, *odir, *lib, *dir, *why = NULL;
+	bool nobody;
+	uid_t uid;
+	int rc, dfd;
+
+	if ((cut = strstr(name, " (deleted)")) != NULL)
+		*cut = '\0';
+	odir = attach_target_dir(owner);
+	lib = xasprintf("%s/%s", odir, name);
+	dir = attach_target_dir(pid);
+	if ((rc = prepare_dir(pid, &dfd, &uid, cause)) != FP_OK)
+		goto out;
+	/* One at a time; another flight_profiler may have done it meanwhile. */
+	if (flock(dfd, LOCK_EX) == 0 &&
+	    connect_agent(pid, SESSION_HANDSHAKE_MS, s, &nobody, &why) == FP_OK) {
+		rc = FP_OK;
+	} else {
+		unlinkat(dfd, "agent.sock", 0);
+		unlinkat(dfd, "agent.err", 0);
+		free(why);
+		why = NULL;
+		if ((rc = inject_load(pid, lib, "fp_agent_start", dir, &opts, &why)) != FP_OK)
+			fail(cause, rc, "process %d inherited the agent of process %d through "
+			    "fork(); starting it there failed: %s", (int)pid, (int)owner, why);
+		else
+			rc = wait_for_agent(pid, s, NULL, cause);
+	}
+	close(dfd);
+out:
+	free(why);
+	free(name);
+	free(odir);
+	free(lib);
+	free(dir);
+	return rc;
+}
+
+/*
  * 3.14+: have the interpreter load the agent itself (PEP 768): it runs the
  * bootstrap script fpboot.py of the agent directory on one of its threads
  * at its next eval-breaker check.  *fallback says whether the ptrace
@@ -396,7 +460,7 @@ wait_for_agent(pid_t pid, const char *sock, struct session **s, bool *boot_faile
  */
 static int
 attach_pep768(pid_t pid, int dfd, const char *dir, const char *lib, uid_t uid, gid_t gid,
-    const char *sock, struct session **s, bool *fallback, char **cause)
+    struct session **s, bool *fallback, char **cause)
 {
 	struct remote_exec_request req;
 	char *src, *script;
@@ -433,7 +497,7 @@ attach_pep768(pid_t pid, int dfd, const char *dir, const char *lib, uid_t uid, g
 		return rc;	/* withdrawn: nothing will run it */
 	/* Taken (perhaps just as it was withdrawn): the script runs. */
 	*fallback = false;
-	rc = wait_for_agent(pid, sock, s, &boot_failed, cause);
+	rc = wait_for_agent(pid, s, &boot_failed, cause);
 	if (boot_failed)
 		*fallback = true;	/* no agent loaded: ctypes missing, say */
 	return rc;
@@ -457,8 +521,8 @@ attach_agent(pid_t pid, enum attach_mode mode, unsigned python_hex, struct sessi
 	 * A running agent answers: never load it twice.  Only looking (for
 	 * `stack`'s thread names), do not wait long for a wedged one.
 	 */
-	rc = session_connect(pid, sock, mode == ATTACH_EXISTING ? 500 : SESSION_HANDSHAKE_MS, s,
-	    &nobody, &why);
+	rc = connect_agent(pid, mode == ATTACH_EXISTING ? 500 : SESSION_HANDSHAKE_MS, s, &nobody,
+	    &why);
 	if (rc == FP_OK || !nobody) {
 		if (rc != FP_OK)
 			fail(cause, rc, "%s", why);
@@ -473,17 +537,24 @@ attach_agent(pid_t pid, enum attach_mode mode, unsigned python_hex, struct sessi
 		goto out;
 	}
 	if ((mapped = mapped_agent(pid)) != NULL) {
+		pid_t owner = mapped_owner(mapped);
 		char *err;
 
+		if (owner > 0 && owner != pid) {
+			rc = attach_rearm(pid, owner, mapped, s, cause);
+			free(mapped);
+			goto out;
+		}
 		/*
 		 * Another flight_profiler may be starting it right now: give it the
 		 * time an agent has to open its socket before calling it wedged.
 		 */
 		free(why);
 		why = NULL;
-		if (wait_for_agent(pid, sock, s, NULL, &why) == FP_OK) {
+		if ((rc = wait_for_agent(pid, s, NULL, &why)) == FP_OK || rc == FP_EPERM) {
+			if (rc != FP_OK)
+				fail(cause, rc, "%s", why);	/* a refusal says it all */
 			free(mapped);
-			rc = FP_OK;
 			goto out;
 		}
 		err = agent_error(pid);
@@ -522,13 +593,15 @@ attach_agent(pid_t pid, enum attach_mode mode, unsigned python_hex, struct sessi
 	if (flock(dfd, LOCK_EX) == 0) {
 		free(why);
 		why = NULL;
-		if (session_connect(pid, sock, SESSION_HANDSHAKE_MS, s, &nobody, &why) == FP_OK) {
-			rc = FP_OK;
+		rc = connect_agent(pid, SESSION_HANDSHAKE_MS, s, &nobody, &why);
+		if (rc == FP_OK || rc == FP_EPERM) {
+			if (rc != FP_OK)
+				fail(cause, rc, "%s", why);	/* never load over a refusal */
 			goto out;
 		}
 		if ((mapped = mapped_agent(pid)) != NULL) {
 			free(mapped);
-			rc = wait_for_agent(pid, sock, s, NULL, cause);
+			rc = wait_for_agent(pid, s, NULL, cause);
 			goto out;
 		}
 	}
@@ -549,7 +622,7 @@ attach_agent(pid_t pid, enum attach_mode mode, unsigned python_hex, struct sessi
 	if (remote_exec_applies(python_hex)) {
 		bool fallback;
 
-		rc = attach_pep768(pid, dfd, dir, lib, uid, gid, sock, s, &fallback, &pep_why);
+		rc = attach_pep768(pid, dfd, dir, lib, uid, gid, s, &fallback, &pep_why);
 		if (rc == FP_OK)
 			goto out;
 		if (!fallback) {
@@ -566,7 +639,7 @@ attach_agent(pid_t pid, enum attach_mode mode, unsigned python_hex, struct sessi
 			fail(cause, rc, "%s", why);
 		goto out;
 	}
-	rc = wait_for_agent(pid, sock, s, NULL, cause);
+	rc = wait_for_agent(pid, s, NULL, cause);
 out:
 	if (dfd >= 0)
 		close(dfd);

@@ -2,8 +2,10 @@
 
 #include "core/command.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 static const struct cmd_option stack_options[] = {
 	{ "-f", "--filepath", "FILE", "write the dump to FILE instead of the screen" },
@@ -242,12 +244,18 @@ const char *
 command_closest(const char *word, const char *const *candidates, size_t n)
 {
 	const char *best = NULL;
-	size_t bestd = 3, i;
+	size_t bestd = 4, i;
 
+	/*
+	 * At most 3 edits, and never more than half the word (any word of two
+	 * letters is two edits from `tt`) unless it is the start of the
+	 * candidate (sta: stack).
+	 */
 	for (i = 0; i < n; i++) {
-		size_t d = edit_distance(word, candidates[i]);
+		size_t d = edit_distance(word, candidates[i]), len = strlen(word);
 
-		if (d < bestd || (d == bestd && best == NULL && d <= strlen(word) / 2)) {
+		if (d < bestd && (2 * d <= len ||
+		    (d < 3 && len >= 3 && strncmp(word, candidates[i], len) == 0))) {
 			best = candidates[i];
 			bestd = d;
 		}
@@ -268,17 +276,32 @@ unknown_command(const char *name, char **cause)
 			    "`help` lists the ones it has", name);
 	for (i = 0; i < FP_NELEM(commands); i++)
 		names[n++] = commands[i]->name;
+	for (i = 0; i < FP_NELEM(planned); i++)
+		names[n++] = planned[i];
 	best = command_closest(name, names, n);
+	if (best != NULL && command_find(best) == NULL)
+		return fail(cause, FP_EUSAGE, "unknown command '%s': did you mean '%s'? (a command of "
+		    "the guide that this build does not have yet; `help` lists the ones it has)",
+		    name, best);
 	if (best != NULL)
 		return fail(cause, FP_EUSAGE, "unknown command '%s': did you mean '%s'? (`help` lists commands)",
 		    name, best);
 	return fail(cause, FP_EUSAGE, "unknown command '%s' (`help` lists commands)", name);
 }
 
+/* "stack [pid] [-f FILE] ...", or "console" alone: no space after it. */
+static const char *
+usage_of(const struct cmd_spec *spec, char *buf, size_t size)
+{
+	snprintf(buf, size, "%s%s%s", spec->name, spec->usage[0] ? " " : "", spec->usage);
+	return buf;
+}
+
 static int
 unknown_option(const struct cmd_spec *spec, const char *word, char **cause)
 {
 	const char *names[32], *best;
+	char usage[256];
 	size_t i, n = 0;
 
 	for (i = 0; i < spec->noptions && n + 2 < FP_NELEM(names); i++) {
@@ -286,12 +309,24 @@ unknown_option(const struct cmd_spec *spec, const char *word, char **cause)
 			names[n++] = spec->options[i].shortname;
 		names[n++] = spec->options[i].longname;
 	}
-	best = command_closest(word, names, n);
+	/*
+	 * One or two letters after one dash (-f, -nm): every short option is an
+	 * edit or two away, so the closest would be a guess (-f for getglobal's
+	 * -e, where the guide's watch has a -f of its own); only a different
+	 * case is named.
+	 */
+	if (word[1] != '-' && strlen(word) <= 3) {
+		for (i = 0, best = NULL; i < n && best == NULL; i++)
+			if (strcasecmp(word, names[i]) == 0)
+				best = names[i];
+	} else {
+		best = command_closest(word, names, n);
+	}
 	if (best != NULL)
-		return fail(cause, FP_EUSAGE, "%s: unknown option '%s': did you mean '%s'? (usage: %s %s)",
-		    spec->name, word, best, spec->name, spec->usage);
-	return fail(cause, FP_EUSAGE, "%s: unknown option '%s' (usage: %s %s)", spec->name, word,
-	    spec->name, spec->usage);
+		return fail(cause, FP_EUSAGE, "%s: unknown option '%s': did you mean '%s'? (usage: %s)",
+		    spec->name, word, best, usage_of(spec, usage, sizeof usage));
+	return fail(cause, FP_EUSAGE, "%s: unknown option '%s' (usage: %s)", spec->name, word,
+	    usage_of(spec, usage, sizeof usage));
 }
 
 static const struct cmd_option *
@@ -309,7 +344,7 @@ find_option(const struct cmd_spec *spec, const char *word, const char **inline_v
 		if (strncmp(word, o->longname, len) == 0) {
 			if (word[len] == '\0')
 				return o;
-			if (word[len] == '=' && o->arg != NULL) {
+			if (word[len] == '=') {	/* a flag's value is refused by the caller */
 				*inline_value = word + len + 1;
 				return o;
 			}
@@ -323,7 +358,7 @@ command_parse(const char *line, struct cmd_request **reqp, char **cause)
 {
 	struct cmd_request *req;
 	const struct cmd_spec *spec;
-	char **words;
+	char **words, usage[256];
 	size_t n, i;
 	int rc;
 
@@ -362,6 +397,11 @@ command_parse(const char *line, struct cmd_request **reqp, char **cause)
 			rc = unknown_option(spec, w, cause);
 			goto bad;
 		}
+		if (o->arg == NULL && inl != NULL) {
+			rc = fail(cause, FP_EUSAGE, "%s: option %s takes no value (usage: %s)",
+			    spec->name, o->longname, usage_of(spec, usage, sizeof usage));
+			goto bad;
+		}
 		a = ARRAY_PUSH(req->opts, req->nopts, req->aopts);
 		a->opt = o;
 		a->value = NULL;
@@ -380,10 +420,10 @@ command_parse(const char *line, struct cmd_request **reqp, char **cause)
 	if (req->nargs < spec->min_args || req->nargs > spec->max_args) {
 		unsigned want = req->nargs < spec->min_args ? spec->min_args : spec->max_args;
 
-		rc = fail(cause, FP_EUSAGE, "%s: expected %s%u argument%s, got %zu (usage: %s %s)",
+		rc = fail(cause, FP_EUSAGE, "%s: expected %s%u argument%s, got %zu (usage: %s)",
 		    spec->name, spec->min_args == spec->max_args ? "" :
 		    req->nargs < spec->min_args ? "at least " : "at most ",
-		    want, want == 1 ? "" : "s", req->nargs, spec->name, spec->usage);
+		    want, want == 1 ? "" : "s", req->nargs, usage_of(spec, usage, sizeof usage));
 		goto bad;
 	}
 	command_words_free(words, n);
@@ -427,6 +467,7 @@ int
 command_help(struct sbuf *out, const char *name, char **cause)
 {
 	const struct cmd_spec *spec;
+	char usage[256];
 	size_t i;
 
 	if (name == NULL) {
@@ -439,7 +480,7 @@ command_help(struct sbuf *out, const char *name, char **cause)
 	spec = command_find(name);
 	if (spec == NULL)
 		return unknown_command(name, cause);
-	sbuf_addf(out, "USAGE\n  %s %s\n\n%s\n", spec->name, spec->usage, spec->summary);
+	sbuf_addf(out, "USAGE\n  %s\n\n%s\n", usage_of(spec, usage, sizeof usage), spec->summary);
 	if (spec->positional != NULL)
 		sbuf_addf(out, "\nARGUMENTS\n  %s\n", spec->positional);
 	if (spec->noptions > 0)

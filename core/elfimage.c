@@ -10,7 +10,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/procfs.h"
 #include "core/util.h"
+
+#define PAGE_MASK_4K (~(uint64_t)0xfff)
 
 struct elf_image {
 	int fd;
@@ -181,6 +184,16 @@ bool
 elf_image_is_dyn(struct elf_image *img)
 {
 	return img->dyn;
+}
+
+bool
+elf_load_bias(const struct elf_segment *first, bool dyn,
+    const struct proc_map *map, uint64_t *bias)
+{
+	if (map->offset != (first->offset & PAGE_MASK_4K))
+		return false;
+	*bias = map->start - (first->vaddr & PAGE_MASK_4K);
+	return dyn || *bias == 0;
 }
 
 const void *

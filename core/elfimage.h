@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 struct elf_image;
+struct proc_map;
 
 struct elf_segment {
 	uint64_t vaddr, memsz, offset, filesz;
@@ -34,6 +35,19 @@ bool elf_image_section(struct elf_image *img, const char *name,
 const struct elf_segment *elf_image_segments(struct elf_image *img, size_t *n);
 /* True for ET_DYN (PIE executables and shared libraries). */
 bool elf_image_is_dyn(struct elf_image *img);
+/*
+ * The load bias of an ELF object (run-time address minus link-time
+ * address) from `map`, a mapping of its file in /proc/<pid>/maps, and
+ * `first`, its first PT_LOAD segment (program headers list them by
+ * ascending p_vaddr).  ld.so, and the kernel for the executable, map the
+ * file's page holding that segment's start (p_offset & ~page) at bias +
+ * (p_vaddr & ~page).  False if `map` maps another part of the file, or if
+ * an ET_EXEC object (`dyn` false) is not at its link-time address: then
+ * it is not the object we take it for.  The only place a bias is
+ * computed, from program headers on disk or read from memory.
+ */
+bool elf_load_bias(const struct elf_segment *first, bool dyn,
+    const struct proc_map *map, uint64_t *bias);
 /*
  * The file bytes backing link-time [vaddr, vaddr+len) without a copy (the
  * file is mapped); NULL if not in the file.  Valid until elf_image_close.

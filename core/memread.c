@@ -10,6 +10,7 @@
 #include "core/util.h"
 
 #define PAGE 4096u
+#define MEM_BATCH 1024	/* IOV_MAX on Linux */
 
 int
 mem_read(pid_t pid, uint64_t addr, void *buf, size_t len)
@@ -37,6 +38,7 @@ mem_read_u64(pid_t pid, uint64_t addr, uint64_t *value)
 struct mem_page {
 	uint64_t page;		/* address / PAGE, 0 = empty slot */
 	bool ok;		/* readable */
+	bool pending;		/* asked for while deferring, not read yet */
 	unsigned char *data;
 };
 
@@ -45,6 +47,9 @@ struct mem_cache {
 	size_t max_pages, used;
 	struct mem_page *slots;	/* 2 * max_pages, open addressing */
 	size_t nslots;
+	bool deferring;		/* misses are noted, not read */
+	struct mem_page **pending;	/* the noted pages */
+	size_t npending, apending;
 };
 
 struct mem_cache *
@@ -70,6 +75,7 @@ mem_cache_free(struct mem_cache *mc)
 	for (i = 0; i < mc->nslots; i++)
 		free(mc->slots[i].data);
 	free(mc->slots);
+	free(mc->pending);
 	free(mc);
 }
 
@@ -82,6 +88,7 @@ mem_cache_clear(struct mem_cache *mc)
 	for (i = 0; i < mc->nslots; i++)
 		mc->slots[i].page = 0;
 	mc->used = 0;
+	mc->npending = 0;
 }
 
 /* The cached page holding `page`, read now if needed; NULL if uncachable. */
@@ -102,9 +109,103 @@ get_page(struct mem_cache *mc, uint64_t page)
 	if (p->data == NULL)
 		p->data = xmalloc(PAGE);
 	p->page = page;
-	p->ok = mem_read(mc->pid, page * PAGE, p->data, PAGE) == 0;
+	p->pending = mc->deferring;
+	p->ok = !p->pending && mem_read(mc->pid, page * PAGE, p->data, PAGE) == 0;
+	if (p->pending)
+		*ARRAY_PUSH(mc->pending, mc->npending, mc->apending) = p;
 	mc->used++;
 	return p;
+}
+
+void
+mem_cache_defer(struct mem_cache *mc, bool on)
+{
+	mc->deferring = on;
+}
+
+/*
+ * Read n ranges in as few process_vm_readv calls as possible: one per
+ * MEM_BATCH ranges, plus one for each unreadable range (the kernel stops at
+ * the first remote range it cannot read).  ok[i] tells which were read.
+ */
+static void
+readv_all(pid_t pid, struct iovec *local, struct iovec *remote, size_t n, bool *ok)
+{
+	size_t i = 0, k, end, got_ranges;
+	ssize_t got;
+
+	while (i < n) {
+		end = n - i > MEM_BATCH ? i + MEM_BATCH : n;
+		got = process_vm_readv(pid, local + i, end - i, remote + i, end - i, 0);
+		/* Whole ranges read; a range cut short counts as not read. */
+		for (got_ranges = 0; got > 0 && i + got_ranges < end &&
+		    (size_t)got >= remote[i + got_ranges].iov_len; got_ranges++) {
+			got -= (ssize_t)remote[i + got_ranges].iov_len;
+			ok[i + got_ranges] = true;
+		}
+		i += got_ranges;
+		if (i < end) {
+			k = i++;
+			ok[k] = mem_read(pid, (uint64_t)(uintptr_t)remote[k].iov_base,
+			    local[k].iov_base, remote[k].iov_len) == 0;
+		}
+	}
+}
+
+void
+mem_read_spans(pid_t pid, const uint64_t *addrs, size_t n, size_t len, unsigned char *buf,
+    bool *ok)
+{
+	struct iovec *local = xcalloc(n ? n : 1, sizeof *local);
+	struct iovec *remote = xcalloc(n ? n : 1, sizeof *remote);
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		local[i] = (struct iovec){ buf + i * len, len };
+		remote[i] = (struct iovec){ (void *)(uintptr_t)addrs[i], len };
+		ok[i] = false;
+	}
+	readv_all(pid, local, remote, n, ok);
+	free(local);
+	free(remote);
+}
+
+static void
+read_batch(struct mem_cache *mc, struct mem_page **batch, size_t n)
+{
+	struct iovec local[MEM_BATCH], remote[MEM_BATCH];
+	bool ok[MEM_BATCH];
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		local[i] = (struct iovec){ batch[i]->data, PAGE };
+		remote[i] = (struct iovec){ (void *)(uintptr_t)(batch[i]->page * PAGE), PAGE };
+		ok[i] = false;
+	}
+	readv_all(mc->pid, local, remote, n, ok);
+	for (i = 0; i < n; i++) {
+		batch[i]->ok = ok[i];
+		batch[i]->pending = false;
+	}
+}
+
+pid_t
+mem_cache_pid(const struct mem_cache *mc)
+{
+	return mc->pid;
+}
+
+size_t
+mem_cache_fetch(struct mem_cache *mc)
+{
+	size_t i, n, total = mc->npending;
+
+	for (i = 0; i < mc->npending; i += n) {
+		n = mc->npending - i > MEM_BATCH ? MEM_BATCH : mc->npending - i;
+		read_batch(mc, mc->pending + i, n);
+	}
+	mc->npending = 0;
+	return total;
 }
 
 int
@@ -124,6 +225,9 @@ mem_cache_read(struct mem_cache *mc, uint64_t addr, void *buf, size_t len)
 		if (p == NULL) {
 			if (mem_read(mc->pid, addr, out, n) != 0)
 				return -1;
+		} else if (p->pending) {
+			errno = EAGAIN;
+			return -1;
 		} else if (!p->ok) {
 			errno = EFAULT;
 			return -1;

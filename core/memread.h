@@ -28,6 +28,27 @@ void mem_cache_clear(struct mem_cache *mc);
 int mem_cache_read(struct mem_cache *mc, uint64_t addr, void *buf, size_t len);
 int mem_cache_read_u64(struct mem_cache *mc, uint64_t addr, uint64_t *value);
 
+/*
+ * Batched reads for walks that fan out (many objects at each level): while
+ * deferring, a read that needs a page not yet cached fails with EAGAIN and
+ * notes the page; mem_cache_fetch() then reads every noted page in one
+ * process_vm_readv and returns how many there were.  Walk, fetch, walk
+ * again until nothing is noted: one system call per level of the walk, not
+ * one per object.
+ */
+void mem_cache_defer(struct mem_cache *mc, bool on);
+size_t mem_cache_fetch(struct mem_cache *mc);
+pid_t mem_cache_pid(const struct mem_cache *mc);
+
+/*
+ * Many small reads at once, past the cache: n ranges of len bytes from
+ * addrs[i] into buf + i * len, in one process_vm_readv per 1024 ranges
+ * (and one more per unreadable range); ok[i] tells which were read.  For
+ * looking at many scattered objects once without copying whole pages.
+ */
+void mem_read_spans(pid_t pid, const uint64_t *addrs, size_t n, size_t len,
+    unsigned char *buf, bool *ok);
+
 /* Little helpers to pick a field out of a struct read in one go. */
 static inline uint64_t
 mem_field_u64(const void *base, int64_t off)

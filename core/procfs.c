@@ -5,11 +5,13 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/util.h"
@@ -43,9 +45,14 @@ procfs_maps_read(pid_t pid, struct proc_maps *maps, char **cause)
 	if (text == NULL)
 		return open_error(pid, "the memory map", cause);
 	if (*text == '\0') {
+		struct proc_thread_stat st;
+
 		free(text);
 		/* Zombies and kernel threads have no mappings. */
-		return fail(cause, FP_EEXITED, "process %d has no memory map (it has exited or is a kernel thread)", (int)pid);
+		if (!procfs_thread_stat(pid, pid, &st) || st.state == 'Z' || st.state == 'X')
+			return fail(cause, FP_EEXITED, "process %d exited", (int)pid);
+		return fail(cause, FP_ENOTPY, "process %d is a kernel thread (no memory map), not a "
+		    "Python process", (int)pid);
 	}
 	for (line = text; line != NULL && *line != '\0'; line = next) {
 		struct proc_map *m;
@@ -143,6 +150,7 @@ procfs_thread_stat(pid_t pid, pid_t tid, struct proc_thread_stat *st)
 {
 	char path[80], buf[1024], *p;
 	unsigned long long utime, stime;
+	unsigned flags;
 	ssize_t len;
 	FILE *f;
 
@@ -171,8 +179,9 @@ procfs_thread_stat(pid_t pid, pid_t tid, struct proc_thread_stat *st)
 	}
 	st->state = p[2];
 	/* fields after state: ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime */
-	if (sscanf(p + 3, "%*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu",
-	    &utime, &stime) == 2) {
+	if (sscanf(p + 3, "%*d %*d %*d %*d %*d %u %*u %*u %*u %*u %llu %llu",
+	    &flags, &utime, &stime) == 3) {
+		st->exiting = (flags & 0x4) != 0;	/* PF_EXITING */
 		st->utime = utime;
 		st->stime = stime;
 	}
@@ -290,27 +299,147 @@ procfs_exists(pid_t pid)
 	return true;
 }
 
-/* Effective capability set of this process has CAP_SYS_PTRACE (19)? */
-static bool
-have_cap_sys_ptrace(void)
+/* A capability set ("CapEff:", "CapPrm:") of /proc/<pid>/status; 0 if unreadable. */
+static uint64_t
+status_caps(const char *path, const char *field)
 {
 	char line[256];
-	bool have = false;
+	uint64_t caps = 0;
+	size_t len = strlen(field);
 	FILE *f;
 
-	f = fopen("/proc/self/status", "re");
+	f = fopen(path, "re");
 	if (f == NULL)
-		return false;
+		return 0;
 	while (fgets(line, sizeof line, f) != NULL) {
-		if (strncmp(line, "CapEff:", 7) == 0) {
-			unsigned long long caps = strtoull(line + 7, NULL, 16);
-
-			have = (caps >> 19) & 1;
+		if (strncmp(line, field, len) == 0) {
+			caps = strtoull(line + len, NULL, 16);
 			break;
 		}
 	}
 	fclose(f);
-	return have;
+	return caps;
+}
+
+/* Effective capability set of this process has CAP_SYS_PTRACE (19)? */
+static bool
+have_cap_sys_ptrace(void)
+{
+	return (status_caps("/proc/self/status", "CapEff:") >> 19) & 1;
+}
+
+/*
+ * "cap_sys_resource, ..." for the capabilities process pid may use and this
+ * one may not, or NULL.  The kernel lets a process read another of the
+ * same uid only when it holds every capability of the other, or
+ * CAP_SYS_PTRACE (cap_ptrace_access_check).
+ */
+static char *
+caps_we_lack(pid_t pid)
+{
+	static const char *const names[] = {
+		"chown", "dac_override", "dac_read_search", "fowner", "fsetid", "kill", "setgid",
+		"setuid", "setpcap", "linux_immutable", "net_bind_service", "net_broadcast",
+		"net_admin", "net_raw", "ipc_lock", "ipc_owner", "sys_module", "sys_rawio",
+		"sys_chroot", "sys_ptrace", "sys_pacct", "sys_admin", "sys_boot", "sys_nice",
+		"sys_resource", "sys_time", "sys_tty_config", "mknod", "lease", "audit_write",
+		"audit_control", "setfcap", "mac_override", "mac_admin", "syslog", "wake_alarm",
+		"block_suspend", "audit_read", "perfmon", "bpf", "checkpoint_restore",
+	};
+	char path[64];
+	struct sbuf b = { 0 };
+	uint64_t lack;
+	unsigned i;
+
+	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+	lack = status_caps(path, "CapPrm:") & ~status_caps("/proc/self/status", "CapPrm:");
+	for (i = 0; i < 64; i++) {
+		if (!((lack >> i) & 1))
+			continue;
+		if (i < FP_NELEM(names))
+			sbuf_addf(&b, "%scap_%s", b.len ? ", " : "", names[i]);
+		else
+			sbuf_addf(&b, "%scapability %u", b.len ? ", " : "", i);
+	}
+	return b.len ? sbuf_steal(&b) : NULL;
+}
+
+/*
+ * Why a process of our own uid is refused: it holds capabilities we lack,
+ * or is not dumpable; with CAP_SYS_PTRACE neither stops the kernel, and
+ * what is left is a sandbox or security module around us.
+ */
+static void
+explain_same_uid(struct sbuf *b, pid_t pid, uid_t target)
+{
+	char path[64], *lack = caps_we_lack(pid);
+	bool ptrace_cap = have_cap_sys_ptrace();
+	struct stat st;
+
+	bool reason = true;
+
+	snprintf(path, sizeof path, "/proc/%d", (int)pid);
+	if (lack != NULL) {
+		sbuf_addf(b, "process %d runs as uid %u like you but holds capabilities you lack (%s)",
+		    (int)pid, (unsigned)target, lack);
+	} else if (stat(path, &st) == 0 && st.st_uid != target) {
+		sbuf_addf(b, "process %d is not dumpable (it changed credentials or called "
+		    "prctl(PR_SET_DUMPABLE, 0))", (int)pid);
+	} else {
+		sbuf_addf(b, "process %d runs as uid %u like you", (int)pid, (unsigned)target);
+		reason = false;
+	}
+	if (ptrace_cap)
+		sbuf_add(b, ", and the kernel refused even with CAP_SYS_PTRACE: flight_profiler runs "
+		    "in a sandbox or under a security module (Landlock, a container runtime's "
+		    "policy) that keeps it from processes outside");
+	else if (reason)
+		sbuf_add(b, ": reading it needs CAP_SYS_PTRACE");
+	free(lack);
+}
+
+bool
+procfs_readable(pid_t pid)
+{
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return errno != EACCES && errno != EPERM;
+	close(fd);
+	return true;
+}
+
+/*
+ * One wording whatever step failed: a process that exits under us can
+ * break any read, injection or connection, and each would otherwise blame
+ * something else (a replaced library, a missing process, a handshake).
+ */
+int
+procfs_explain_failure(pid_t pid, bool existed, int rc, char **cause)
+{
+	struct proc_thread_stat st;
+
+	if (rc == FP_OK || rc == FP_EUSAGE || pid <= 0)
+		return rc;
+	/* Refused a socket or a file of a process we may not read at all: say why. */
+	if (rc == FP_EPERM && !procfs_readable(pid)) {
+		char *why = procfs_explain_eperm(pid);
+
+		rc = fail(cause, FP_EPERM, "cannot read process %d: permission denied (%s)", (int)pid,
+		    why);
+		free(why);
+		return rc;
+	}
+	if (!procfs_thread_stat(pid, pid, &st))
+		return existed ? fail(cause, FP_EEXITED, "process %d exited", (int)pid) : rc;
+	if (st.state == 'Z' || st.state == 'X' || st.exiting)
+		return fail(cause, FP_EEXITED, "process %d exited", (int)pid);
+	if (st.state == 'T')
+		return fail(cause, rc, "process %d is stopped (state T): resume it with kill -CONT %d",
+		    (int)pid, (int)pid);
+	return rc;
 }
 
 char *
@@ -324,6 +453,8 @@ procfs_explain_eperm(pid_t pid)
 		sbuf_addf(&b, "process %d runs as uid %u and you are uid %u; "
 		    "reading another user's process needs root or CAP_SYS_PTRACE",
 		    (int)pid, (unsigned)target, (unsigned)me);
+	else if (target != (uid_t)-1)
+		explain_same_uid(&b, pid, target);
 	else if (!have_cap_sys_ptrace() && me != 0)
 		sbuf_addf(&b, "you are uid %u without CAP_SYS_PTRACE", (unsigned)me);
 	else

@@ -35,6 +35,7 @@ int procfs_tids(pid_t pid, pid_t **tids, size_t *n, char **cause);
 struct proc_thread_stat {
 	char state;		/* R, S, D, T, t, Z, ... ; 0 when unknown */
 	uint64_t utime, stime;	/* clock ticks */
+	bool exiting;		/* in exit(): its memory may be gone already */
 	char comm[64];		/* the thread's name, as /proc/.../comm has it */
 };
 bool procfs_thread_stat(pid_t pid, pid_t tid, struct proc_thread_stat *st);
@@ -58,6 +59,18 @@ uid_t procfs_uid(pid_t pid);
 
 /* True if the process exists and has not exited (zombies have). */
 bool procfs_exists(pid_t pid);
+
+/*
+ * The status and message of a command's failure `rc` as the target's state
+ * explains it (FP_OK and FP_EUSAGE pass through): gone since the command
+ * began (`existed`), a zombie or in exit() is "process N exited"
+ * (FP_EEXITED); stopped says how to resume it; a permission error on a
+ * process this one may not read at all says why (procfs_explain_eperm).
+ */
+int procfs_explain_failure(pid_t pid, bool existed, int rc, char **cause);
+
+/* May this process read pid's memory map (ptrace read access)? */
+bool procfs_readable(pid_t pid);
 
 /*
  * A sentence saying why this user may not read/trace `pid`: uid mismatch,

@@ -26,6 +26,56 @@ enum py_frame_model {
 	PY_FRAMES_INTERP = 2,	/* 3.11+: _PyInterpreterFrame, previous */
 };
 
+/* Where an instance's managed dict (Py_TPFLAGS_MANAGED_DICT) lives. */
+enum py_managed_model {
+	PY_MANAGED_NONE = 0,	/* 3.8–3.10: a dict pointer at tp_dictoffset */
+	PY_MANAGED_VALUES_PTR,	/* 3.11: values pointer and dict pointer before the header */
+	PY_MANAGED_TAGGED,	/* 3.12: one word, values (tagged) or dict */
+	PY_MANAGED_INLINE,	/* 3.13: values inline after the header, dict before it */
+};
+
+/*
+ * Dicts, types and instance attributes, for reading threading's registry
+ * of thread names (pythreads.c).  From headers only: _Py_DebugOffsets does
+ * not publish them, so a table filled from it leaves `known` zero and the
+ * readers take these from the same minor version's generated table.
+ */
+struct py_attr_offsets {
+	int64_t known;			/* 1 in generated tables */
+	int64_t type_flags;		/* tp_flags */
+	int64_t type_dictoffset;	/* tp_dictoffset */
+	int64_t heaptype_cached_keys;	/* PyHeapTypeObject.ht_cached_keys */
+	int64_t flag_heaptype;		/* Py_TPFLAGS_HEAPTYPE */
+	int64_t flag_dict_subclass;	/* Py_TPFLAGS_DICT_SUBCLASS */
+	int64_t flag_unicode_subclass;	/* Py_TPFLAGS_UNICODE_SUBCLASS */
+	int64_t flag_managed_dict;	/* 3.11+, else 0 */
+	int64_t flag_inline_values;	/* 3.13+, else 0 */
+	int64_t hash_modulus;		/* hash(n) == n for 0 <= n < this */
+	int managed;			/* enum py_managed_model */
+	int64_t managed_dict;		/* dict (3.12: dict-or-values) word, from the object */
+	int64_t managed_values;		/* values pointer (3.11) / inline values (3.13) */
+	int64_t values_values;		/* PyDictValues.values (0: a plain array) */
+	int64_t values_valid;		/* 3.13 */
+	int64_t values_capacity;	/* 3.13 */
+
+	int64_t dict_keys;		/* PyDictObject */
+	int64_t dict_values;
+	int64_t keys_size;		/* 3.8–3.10 dk_size */
+	int64_t keys_log2_size;		/* 3.11+, uint8_t */
+	int64_t keys_log2_index_bytes;	/* 3.11+, uint8_t */
+	int64_t keys_kind;		/* 3.11+, uint8_t */
+	int64_t kind_general;		/* 3.11+ DICT_KEYS_GENERAL */
+	int64_t keys_nentries;
+	int64_t keys_indices;
+	int64_t entry_size;		/* PyDictKeyEntry */
+	int64_t entry_hash;
+	int64_t entry_key;
+	int64_t entry_value;
+	int64_t uentry_size;		/* 3.11+ PyDictUnicodeEntry */
+	int64_t uentry_key;
+	int64_t uentry_value;
+};
+
 struct py_offsets {
 	uint32_t version_hex;		/* PY_VERSION_HEX of the headers */
 	const char *version;		/* "3.11.7" */
@@ -127,6 +177,8 @@ struct py_offsets {
 	int64_t debugger_pending_call;		/* int32, inside the above */
 	int64_t debugger_script_path;		/* char[], inside the above */
 	int64_t debugger_script_path_size;	/* its size, NUL included */
+
+	struct py_attr_offsets attr;	/* generated tables only: see above */
 };
 
 /*

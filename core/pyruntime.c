@@ -43,7 +43,7 @@ set_version(struct pyruntime *rt, uint32_t hex)
 		    (hex >> 16) & 0xff, micro);
 }
 
-/* Load bias of `path`: where its first PT_LOAD landed minus its vaddr. */
+/* Load bias of `path`, from the first of its mappings that tells it. */
 static bool
 find_bias(const struct proc_maps *maps, const char *path, struct elf_image *img,
     uint64_t *bias)
@@ -52,20 +52,12 @@ find_bias(const struct proc_maps *maps, const char *path, struct elf_image *img,
 	size_t nsegs, i;
 
 	segs = elf_image_segments(img, &nsegs);
-	if (nsegs == 0)
-		return false;
-	for (i = 0; i < maps->n; i++) {
-		const struct proc_map *m = &maps->maps[i];
-
-		if (m->path == NULL || strcmp(m->path, path) != 0)
-			continue;
-		if (m->offset == (segs[0].offset & ~0xfffull)) {
-			*bias = m->start - (segs[0].vaddr & ~0xfffull);
-			if (!elf_image_is_dyn(img) && *bias != 0)
-				return false;
+	for (i = 0; nsegs > 0 && i < maps->n; i++)
+		if (maps->maps[i].path != NULL &&
+		    strcmp(maps->maps[i].path, path) == 0 &&
+		    elf_load_bias(&segs[0], elf_image_is_dyn(img), &maps->maps[i],
+		    bias))
 			return true;
-		}
-	}
 	return false;
 }
 
@@ -495,7 +487,7 @@ pyruntime_open(pid_t pid, struct pyruntime **rtp, char **cause)
 	*rtp = NULL;
 	if (!procfs_exists(pid)) {
 		if (pid > 0 && kill(pid, 0) == 0)
-			return fail(cause, FP_EEXITED, "process %d has exited", (int)pid);
+			return fail(cause, FP_EEXITED, "process %d exited", (int)pid);
 		return fail(cause, FP_ENOPROC, "no process with pid %d", (int)pid);
 	}
 	rt = xcalloc(1, sizeof *rt);

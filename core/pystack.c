@@ -11,6 +11,8 @@
 #include "core/linetable.h"
 #include "core/memread.h"
 #include "core/procfs.h"
+#include "core/pyobj.h"
+#include "core/pythreads.h"
 #include "core/tstop.h"
 #include "core/unwind.h"
 #include "core/util.h"
@@ -50,6 +52,7 @@ struct py_reader {
 	int64_t pthread_tid_off;	/* 3.8–3.10: struct pthread's tid */
 	struct unwinder *unwinder;
 	struct mem_cache *mc;		/* cleared whenever the target may have run */
+	struct pythreads *names;	/* Python's thread names */
 };
 
 struct tid_info {
@@ -118,91 +121,11 @@ rd_u64(struct py_reader *r, uint64_t addr, uint64_t *v)
 	return mem_cache_read_u64(r->mc, addr, v);
 }
 
-static void
-append_utf8(struct sbuf *b, uint32_t c)
-{
-	char out[4];
-	size_t n;
-
-	if (c < 0x80) {
-		out[0] = (char)c;
-		n = 1;
-	} else if (c < 0x800) {
-		out[0] = (char)(0xc0 | (c >> 6));
-		out[1] = (char)(0x80 | (c & 0x3f));
-		n = 2;
-	} else if (c < 0x10000) {
-		if (c >= 0xd800 && c <= 0xdfff)
-			c = 0xfffd;	/* lone surrogate */
-		out[0] = (char)(0xe0 | (c >> 12));
-		out[1] = (char)(0x80 | ((c >> 6) & 0x3f));
-		out[2] = (char)(0x80 | (c & 0x3f));
-		n = 3;
-	} else {
-		if (c > 0x10ffff)
-			c = 0xfffd;
-		out[0] = (char)(0xf0 | (c >> 18));
-		out[1] = (char)(0x80 | ((c >> 12) & 0x3f));
-		out[2] = (char)(0x80 | ((c >> 6) & 0x3f));
-		out[3] = (char)(0x80 | (c & 0x3f));
-		n = 4;
-	}
-	sbuf_addn(b, out, n);
-}
-
 /* A str object as UTF-8; NULL if unreadable or not a compact string. */
 static char *
 read_unicode(struct py_reader *r, uint64_t addr)
 {
-	const struct py_offsets *o = &r->rt->off;
-	unsigned char hdr[PYOFF_UNICODE_SPAN];
-	uint32_t state, kind;
-	uint64_t len, data;
-	size_t hsize = (size_t)o->unicode_compact_size, i;
-	struct sbuf b = { 0 };
-	unsigned char *raw;
-
-	if (!mem_ptr_ok(addr, 8) || hsize > sizeof hdr ||
-	    rd(r, addr, hdr, hsize) != 0)
-		return NULL;
-	state = mem_field_u32(hdr, o->unicode_state);
-	len = mem_field_u64(hdr, o->unicode_length);
-	kind = (state >> o->unicode_kind_shift) & o->unicode_kind_mask;
-	if (!(state & o->unicode_compact_bit) || len > MAX_STRING)
-		return NULL;
-	if (state & o->unicode_ascii_bit) {
-		kind = 1;
-		data = addr + (uint64_t)o->unicode_ascii_size;
-	} else {
-		data = addr + (uint64_t)o->unicode_compact_size;
-	}
-	if (kind != 1 && kind != 2 && kind != 4)
-		return NULL;
-	raw = xmalloc(len * kind + 1);
-	if (rd(r, data, raw, len * kind) != 0) {
-		free(raw);
-		return NULL;
-	}
-	if (state & o->unicode_ascii_bit) {
-		raw[len] = '\0';
-		for (i = 0; i < len; i++)
-			if (raw[i] >= 0x80)
-				raw[i] = '?';
-		return (char *)raw;
-	}
-	for (i = 0; i < len; i++) {
-		uint32_t c;
-
-		if (kind == 1)
-			c = raw[i];
-		else if (kind == 2)
-			c = (uint32_t)raw[2 * i] | (uint32_t)raw[2 * i + 1] << 8;
-		else
-			memcpy(&c, raw + 4 * i, 4);
-		append_utf8(&b, c);
-	}
-	free(raw);
-	return sbuf_steal(&b);
+	return pyobj_read_str(r->mc, &r->rt->off, addr, MAX_STRING);
 }
 
 static uint8_t *
@@ -694,6 +617,9 @@ unwind_one(struct py_reader *r, struct py_thread *t, bool stopped_already,
 		t->native_error = xstrdup("no OS thread matched: native frames unavailable");
 		return;
 	}
+	/* Caches filled while it runs: the stop lasts only the reading. */
+	if (!stopped_already)
+		unwinder_warm(r->unwinder, t->tid);
 	if (!stopped_already && tstop_stop(t->tid, STOP_TIMEOUT_MS, &cause) != FP_OK) {
 		t->native_error = cause;
 		return;
@@ -702,10 +628,13 @@ unwind_one(struct py_reader *r, struct py_thread *t, bool stopped_already,
 	mem_cache_clear(r->mc);
 	if (t->tstate != 0)
 		read_thread_frames(r, t, depth);
-	if (unwinder_thread(r->unwinder, t->tid, &t->native, &t->nnative, &cause) != FP_OK)
+	if (unwinder_thread_pcs(r->unwinder, t->tid, &t->native, &t->nnative,
+	    &cause) != FP_OK)
 		t->native_error = cause;
+	/* Held only for the reading: names are looked up after. */
 	if (!stopped_already)
 		tstop_resume(t->tid);
+	unwinder_symbolize(r->unwinder, t->native, t->nnative);
 }
 
 int
@@ -828,6 +757,8 @@ py_reader_snapshot(struct py_reader *r, const struct py_snapshot_opts *opts,
 		else
 			t->gil = GIL_NONE;
 	}
+	/* Python's own names, where threading has them; the OS names stand for the rest. */
+	pythreads_name(r->names, r->mc, interp, snap->threads, snap->nthreads);
 
 	if (opts->native) {
 		for (i = 0; i < snap->nthreads; i++)
@@ -895,6 +826,7 @@ py_reader_open(pid_t pid, struct py_reader **rp, char **cause)
 		return rc;
 	}
 	r->mc = mem_cache_new(pid, 1024);
+	r->names = pythreads_new(r->rt);
 	*rp = r;
 	return FP_OK;
 }
@@ -918,6 +850,7 @@ py_reader_close(struct py_reader *r)
 	if (r->unwinder != NULL)
 		unwinder_close(r->unwinder);
 	mem_cache_free(r->mc);
+	pythreads_free(r->names);
 	pyruntime_close(r->rt);
 	free(r);
 }

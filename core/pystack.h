@@ -51,6 +51,7 @@ struct native_frame {
 	char *file;		/* source file from debug info, or NULL */
 	int line;		/* 0 when unknown */
 	bool is_eval;		/* a CPython evaluation-loop frame */
+	bool exact;		/* pc is the interrupted instruction, not a return address */
 };
 
 struct py_thread {

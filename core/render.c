@@ -5,6 +5,8 @@
 #include <ctype.h>
 #include <string.h>
 
+#include "core/termsafe.h"
+
 const char *
 render_thread_status(const struct py_thread *t)
 {
@@ -23,29 +25,35 @@ render_frame_function(const struct py_frame *f)
 	return f->qualname != NULL ? f->qualname : f->name;
 }
 
+void
+render_frame_line(struct sbuf *out, const char *prefix, const char *file, int line,
+    const char *func, struct source_cache *sc)
+{
+	const char *src;
+
+	termsafe_addf(out, "    %sFile \"%s\", line %d, in %s\n", prefix, file, line, func);
+	if (sc == NULL || line <= 0 || (src = source_line(sc, file, line)) == NULL)
+		return;
+	while (*src == ' ' || *src == '\t')
+		src++;
+	if (*src == '\0')
+		return;
+	sbuf_add(out, "        ");
+	termsafe_adds(out, src, TERMSAFE_KEEP_TAB);	/* tabs inside code are the code's */
+	sbuf_add(out, "\n");
+}
+
 static void
 python_frame(struct sbuf *out, const struct py_frame *f, const char *prefix,
     struct source_cache *sc)
 {
-	const char *src;
-
-	sbuf_addf(out, "    %sFile \"%s\", line %d, in %s\n", prefix, f->filename,
-	    f->line, render_frame_function(f));
-	if (sc == NULL || f->line <= 0)
-		return;
-	src = source_line(sc, f->filename, f->line);
-	if (src == NULL)
-		return;
-	while (*src == ' ' || *src == '\t')
-		src++;
-	if (*src != '\0')
-		sbuf_addf(out, "        %s\n", src);
+	render_frame_line(out, prefix, f->filename, f->line, render_frame_function(f), sc);
 }
 
 static void
 native_frame(struct sbuf *out, const struct native_frame *n)
 {
-	sbuf_addf(out, "    (C) File \"%s\", line %d, in %s (%s)\n",
+	termsafe_addf(out, "    (C) File \"%s\", line %d, in %s (%s)\n",
 	    n->file ? n->file : "???", n->file ? n->line : 0,
 	    n->function ? n->function : "???", n->module ? n->module : "???");
 }
@@ -104,11 +112,11 @@ render_thread(struct sbuf *out, const struct py_thread *t, struct source_cache *
 		sbuf_addf(out, "Traceback for thread %d", (int)t->tid);
 	else
 		sbuf_addf(out, "Traceback for thread 0x%llx", (unsigned long long)t->thread_id);
-	sbuf_addf(out, " (%s) [%s] (most recent call last):\n",
+	termsafe_addf(out, " (%s) [%s] (most recent call last):\n",
 	    t->name ? t->name : "?", render_thread_status(t));
 	if (t->native != NULL || t->native_error != NULL) {
 		if (t->native_error != NULL) {
-			sbuf_addf(out, "    (native frames unavailable: %s)\n", t->native_error);
+			termsafe_addf(out, "    (native frames unavailable: %s)\n", t->native_error);
 			for (i = t->nframes; i-- > 0;)
 				python_frame(out, &t->frames[i], "(Python) ", sc);
 		} else {
@@ -121,7 +129,7 @@ render_thread(struct sbuf *out, const struct py_thread *t, struct source_cache *
 			sbuf_add(out, "    (no Python frames)\n");
 	}
 	if (t->error != NULL)
-		sbuf_addf(out, "    (stack cut short: %s)\n", t->error);
+		termsafe_addf(out, "    (stack cut short: %s)\n", t->error);
 }
 
 void
@@ -130,8 +138,8 @@ render_stack(struct sbuf *out, const struct py_snapshot *snap,
 {
 	size_t i;
 
-	sbuf_addf(out, "Process %d: %s\n", (int)snap->pid, cmdline ? cmdline : "?");
-	sbuf_addf(out, "Python v%s (%s)\n", snap->version, rt->binary);
+	termsafe_addf(out, "Process %d: %s\n", (int)snap->pid, cmdline ? cmdline : "?");
+	termsafe_addf(out, "Python v%s (%s)\n", snap->version, rt->binary);
 	for (i = 0; i < snap->nthreads; i++) {
 		sbuf_add(out, "\n");
 		render_thread(out, &snap->threads[i], sc);

@@ -1,7 +1,10 @@
 /*
  * render — plain-text views of the models, shared by --cmd, the line-mode
  * prompt and the TUI's "copy as text".  Output is appended to a sbuf and
- * never depends on the terminal.
+ * never depends on the terminal.  Every piece of the target's text in it
+ * (names, paths, source lines, its command line) goes through
+ * core/termsafe as a single-line field: the output holds no control
+ * character but the line breaks of its own layout.
  */
 #ifndef FP_RENDER_H
 #define FP_RENDER_H
@@ -15,6 +18,14 @@
 const char *render_thread_status(const struct py_thread *t);
 /* The name to show for a frame's function: qualname (3.11+) or name. */
 const char *render_frame_function(const struct py_frame *f);
+
+/*
+ * One Python frame: `    File "FILE", line N, in FUNC` after `prefix`, and
+ * the source line under it when `sc` (may be NULL) has it.  File and
+ * function are the target's text: escaped (core/termsafe).
+ */
+void render_frame_line(struct sbuf *out, const char *prefix, const char *file, int line,
+    const char *func, struct source_cache *sc);
 
 /*
  * The `stack` dump: a process header, then one traceback per thread in

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/render.h"
+#include "core/termsafe.h"
 
 #define INLINE_WIDTH 100	/* a value that fits on one line is shown on one */
 
@@ -24,18 +25,23 @@ pad(struct sbuf *out, int n)
 		sbuf_add(out, " ");
 }
 
-/* Text that may span lines: continuation lines keep the indentation. */
+/*
+ * The target's text that may span lines (a repr, an expression): its line
+ * breaks are kept and each continuation line is indented, so it cannot
+ * forge a line of the layout; everything else is escaped.
+ */
 static void
 add_indented(struct sbuf *out, const char *text, int indent)
 {
 	const char *nl;
 
 	while ((nl = strchr(text, '\n')) != NULL) {
-		sbuf_addn(out, text, (size_t)(nl - text) + 1);
+		termsafe_add(out, text, (size_t)(nl - text), TERMSAFE_KEEP_TAB);
+		sbuf_add(out, "\n");
 		pad(out, indent);
 		text = nl + 1;
 	}
-	sbuf_add(out, text);
+	termsafe_adds(out, text, TERMSAFE_KEEP_TAB);
 }
 
 static void
@@ -63,13 +69,13 @@ inline_form(struct sbuf *b, json_t *n, size_t room)
 
 		if (strchr(r, '\n') != NULL)
 			return false;
-		sbuf_add(b, r);
+		termsafe_adds(b, r, TERMSAFE_KEEP_TAB);
 		return b->len <= room;
 	}
 	if (json_object_get(n, "obj") != NULL) {
-		sbuf_addf(b, "%s(", str(n, "obj"));
+		termsafe_addf(b, "%s(", str(n, "obj"));
 		json_array_foreach(json_object_get(n, "attrs"), i, v) {
-			sbuf_addf(b, "%s%s=", first ? "" : ", ", json_string_value(json_array_get(v, 0)));
+			termsafe_addf(b, "%s%s=", first ? "" : ", ", json_string_value(json_array_get(v, 0)));
 			if (!inline_form(b, json_array_get(v, 1), room))
 				return false;
 			first = false;
@@ -80,7 +86,7 @@ inline_form(struct sbuf *b, json_t *n, size_t room)
 		return b->len <= room;
 	}
 	items = json_object_get(n, "items");
-	sbuf_add(b, str(n, "open"));
+	termsafe_adds(b, str(n, "open"), TERMSAFE_FIELD);
 	json_array_foreach(items, i, v) {
 		if (!first)
 			sbuf_add(b, ", ");
@@ -103,7 +109,7 @@ inline_form(struct sbuf *b, json_t *n, size_t room)
 	if (strcmp(str(n, "open"), "(") == 0 && json_array_size(items) == 1 &&
 	    json_integer_value(json_object_get(n, "n")) == 1)
 		sbuf_add(b, ",");
-	sbuf_add(b, str(n, "close"));
+	termsafe_adds(b, str(n, "close"), TERMSAFE_FIELD);
 	return b->len <= room;
 }
 
@@ -126,10 +132,10 @@ render_value(struct sbuf *out, json_t *n, int indent)
 	}
 	sbuf_free(&b);
 	if (json_object_get(n, "obj") != NULL) {
-		sbuf_addf(out, "%s @ %s (\n", str(n, "obj"), str(n, "addr"));
+		termsafe_addf(out, "%s @ %s (\n", str(n, "obj"), str(n, "addr"));
 		json_array_foreach(json_object_get(n, "attrs"), i, v) {
 			pad(out, indent + 4);
-			sbuf_addf(out, "%s=", json_string_value(json_array_get(v, 0)));
+			termsafe_addf(out, "%s=", json_string_value(json_array_get(v, 0)));
 			render_value(out, json_array_get(v, 1), indent + 4);
 			sbuf_add(out, ",\n");
 		}
@@ -142,7 +148,7 @@ render_value(struct sbuf *out, json_t *n, int indent)
 		sbuf_add(out, ")");
 		return;
 	}
-	sbuf_addf(out, "%s\n", str(n, "open"));
+	termsafe_addf(out, "%s\n", str(n, "open"));
 	json_array_foreach(json_object_get(n, "items"), i, v) {
 		pad(out, indent + 4);
 		if (is_map) {
@@ -160,7 +166,7 @@ render_value(struct sbuf *out, json_t *n, int indent)
 		sbuf_add(out, "\n");
 	}
 	pad(out, indent);
-	sbuf_add(out, str(n, "close"));
+	termsafe_adds(out, str(n, "close"), TERMSAFE_FIELD);
 }
 
 void
@@ -170,7 +176,7 @@ render_value_block(struct sbuf *out, json_t *data)
 
 	sbuf_add(out, "EXPR:  ");
 	add_indented(out, str(data, "expr"), 7);
-	sbuf_addf(out, "\nTYPE:  %s\n", str(data, "type"));
+	termsafe_addf(out, "\nTYPE:  %s\n", str(data, "type"));
 	if (json_is_integer(count))
 		sbuf_addf(out, "COUNT: %lld instance%s (subclasses included), %lld shown\n",
 		    (long long)json_integer_value(count), json_integer_value(count) == 1 ? "" : "s",
@@ -220,11 +226,11 @@ locals_lines(struct sbuf *out, json_t *frame)
 	size_t i;
 
 	if (json_object_get(frame, "locals_note") != NULL) {
-		sbuf_addf(out, "        (%s)\n", str(frame, "locals_note"));
+		termsafe_addf(out, "        (%s)\n", str(frame, "locals_note"));
 		return;
 	}
 	json_array_foreach(json_object_get(frame, "locals"), i, v) {
-		sbuf_addf(out, "        %s = ", json_string_value(json_array_get(v, 0)));
+		termsafe_addf(out, "        %s = ", json_string_value(json_array_get(v, 0)));
 		add_indented(out, json_string_value(json_array_get(v, 1)) ?
 		    json_string_value(json_array_get(v, 1)) : "?", 12);
 		sbuf_add(out, "\n");
@@ -234,20 +240,6 @@ locals_lines(struct sbuf *out, json_t *frame)
 		    (long long)json_integer_value(json_object_get(frame, "locals_more")));
 }
 
-static void
-frame_line(struct sbuf *out, const char *file, int line, const char *func, struct source_cache *sc)
-{
-	const char *src;
-
-	sbuf_addf(out, "    File \"%s\", line %d, in %s\n", file, line, func);
-	if (sc == NULL || line <= 0 || (src = source_line(sc, file, line)) == NULL)
-		return;
-	while (*src == ' ' || *src == '\t')
-		src++;
-	if (*src != '\0')
-		sbuf_addf(out, "        %s\n", src);
-}
-
 void
 render_stack_locals(struct sbuf *out, const struct py_snapshot *snap,
     const struct pyruntime *rt, const char *cmdline, struct source_cache *sc, json_t *threads)
@@ -255,8 +247,8 @@ render_stack_locals(struct sbuf *out, const struct py_snapshot *snap,
 	json_t *stacks = json_object_get(threads, "stacks"), *st, *af;
 	size_t i, k, nf, m;
 
-	sbuf_addf(out, "Process %d: %s\n", (int)snap->pid, cmdline ? cmdline : "?");
-	sbuf_addf(out, "Python v%s (%s)\n", snap->version, rt->binary);
+	termsafe_addf(out, "Process %d: %s\n", (int)snap->pid, cmdline ? cmdline : "?");
+	termsafe_addf(out, "Python v%s (%s)\n", snap->version, rt->binary);
 	for (i = 0; i < snap->nthreads; i++) {
 		const struct py_thread *t = &snap->threads[i];
 
@@ -265,7 +257,7 @@ render_stack_locals(struct sbuf *out, const struct py_snapshot *snap,
 			sbuf_addf(out, "Traceback for thread %d", (int)t->tid);
 		else
 			sbuf_addf(out, "Traceback for thread 0x%llx", (unsigned long long)t->thread_id);
-		sbuf_addf(out, " (%s) [%s] (most recent call last):\n", t->name ? t->name : "?",
+		termsafe_addf(out, " (%s) [%s] (most recent call last):\n", t->name ? t->name : "?",
 		    render_thread_status(t));
 		st = by_ident(stacks, t->thread_id);
 		af = st ? json_object_get(st, "frames") : NULL;
@@ -277,7 +269,7 @@ render_stack_locals(struct sbuf *out, const struct py_snapshot *snap,
 			size_t depth = nf - 1 - k;
 			json_t *a = depth < m ? json_array_get(af, m - 1 - depth) : NULL;
 
-			frame_line(out, f->filename, f->line, render_frame_function(f), sc);
+			render_frame_line(out, "", f->filename, f->line, render_frame_function(f), sc);
 			if (a != NULL && strcmp(str(a, "file"), f->filename) == 0 &&
 			    strcmp(str(a, "func"), render_frame_function(f)) == 0)
 				locals_lines(out, a);
@@ -285,7 +277,7 @@ render_stack_locals(struct sbuf *out, const struct py_snapshot *snap,
 		if (nf == 0 && t->error == NULL)
 			sbuf_add(out, "    (no Python frames)\n");
 		if (t->error != NULL)
-			sbuf_addf(out, "    (stack cut short: %s)\n", t->error);
+			termsafe_addf(out, "    (stack cut short: %s)\n", t->error);
 		if (st == NULL && nf > 0)
 			sbuf_add(out, "    (no locals: the thread was not seen by the agent)\n");
 	}
@@ -300,7 +292,7 @@ render_asyncio(struct sbuf *out, const struct py_snapshot *snap, json_t *threads
 
 	sbuf_add(out, "\n");
 	if (json_array_size(loops) == 0) {
-		sbuf_addf(out, "Asyncio: %s\n", json_object_get(aio, "note") ? str(aio, "note") :
+		termsafe_addf(out, "Asyncio: %s\n", json_object_get(aio, "note") ? str(aio, "note") :
 		    "no event loop is running in any thread");
 		return;
 	}
@@ -313,25 +305,24 @@ render_asyncio(struct sbuf *out, const struct py_snapshot *snap, json_t *threads
 				t = &snap->threads[n];
 		n = json_array_size(json_object_get(loop, "tasks"));
 		if (t != NULL && t->tid != 0)
-			sbuf_addf(out, "Asyncio tasks of the event loop in thread %d (%s): %zu task%s\n",
+			termsafe_addf(out, "Asyncio tasks of the event loop in thread %d (%s): %zu task%s\n",
 			    (int)t->tid, t->name ? t->name : "?", n, n == 1 ? "" : "s");
 		else
 			sbuf_addf(out, "Asyncio tasks of the event loop in thread 0x%llx: %zu task%s\n",
 			    (unsigned long long)ident, n, n == 1 ? "" : "s");
 		if (json_object_get(loop, "error") != NULL)
-			sbuf_addf(out, "    (%s)\n", str(loop, "error"));
+			termsafe_addf(out, "    (%s)\n", str(loop, "error"));
 		json_array_foreach(json_object_get(loop, "tasks"), j, task) {
-			sbuf_addf(out, "\n  Task '%s' %s() [%s%s]", str(task, "name"), str(task, "coro"),
-			    json_is_true(json_object_get(task, "current")) ? "running" : str(task, "state"),
-			    "");
+			termsafe_addf(out, "\n  Task '%s' %s() [%s]", str(task, "name"), str(task, "coro"),
+			    json_is_true(json_object_get(task, "current")) ? "running" : str(task, "state"));
 			if (json_object_get(task, "awaiting") != NULL)
-				sbuf_addf(out, " awaiting %s", str(task, "awaiting"));
+				termsafe_addf(out, " awaiting %s", str(task, "awaiting"));
 			sbuf_add(out, " (most recent call last):\n");
 			n = json_array_size(json_object_get(task, "frames"));
 			for (k = n; k-- > 0;) {
 				f = json_array_get(json_object_get(task, "frames"), k);
-				sbuf_addf(out, "    File \"%s\", line %lld, in %s\n", str(f, "file"),
-				    (long long)json_integer_value(json_object_get(f, "line")), str(f, "func"));
+				render_frame_line(out, "", str(f, "file"),
+				    (int)json_integer_value(json_object_get(f, "line")), str(f, "func"), NULL);
 			}
 			if (n == 0)
 				sbuf_add(out, "    (no frames: the task has not started or has finished)\n");

@@ -19,6 +19,7 @@
 #include "core/render_agent.h"
 #include "core/session.h"
 #include "core/source.h"
+#include "core/termsafe.h"
 
 /* How long a request may wait for the GIL and run before we give up. */
 #define VALUE_TIMEOUT_MS 10000
@@ -78,8 +79,11 @@ parse_pid(const char *s, pid_t *pid, char **cause)
 
 	errno = 0;
 	v = strtol(s, &end, 10);
+	/* The guide's macOS form is `stack [filepath]`: point a file name to -f. */
 	if (errno != 0 || *end != '\0' || v <= 0 || v > 0x3fffffff)
-		return fail(cause, FP_EUSAGE, "'%s' is not a process id", s);
+		return termsafe_fail(cause, FP_EUSAGE, "stack: '%s' is not a process id%s", s,
+		    end == s && *s != '-' && *s != '+' ? " (to write the stacks to a file: "
+		    "stack -f FILE)" : "");
 	*pid = (pid_t)v;
 	return FP_OK;
 }
@@ -90,10 +94,10 @@ write_file(const char *path, const char *text, char **cause)
 	FILE *f = fopen(path, "w");
 
 	if (f == NULL)
-		return fail(cause, FP_ERR, "cannot write %s: %s", path, strerror(errno));
+		return termsafe_fail(cause, FP_ERR, "cannot write %s: %s", path, strerror(errno));
 	fputs(text, f);
 	if (fclose(f) != 0)
-		return fail(cause, FP_ERR, "cannot write %s: %s", path, strerror(errno));
+		return termsafe_fail(cause, FP_ERR, "cannot write %s: %s", path, strerror(errno));
 	return FP_OK;
 }
 
@@ -159,7 +163,7 @@ default_read_line(void *ctx, const char *prompt, bool *interrupted)
 static void
 default_write(void *ctx, const char *text, size_t len)
 {
-	fwrite(text, 1, len, stdout);
+	termsafe_write(stdout, text, len, TERMSAFE_TEXT);	/* what the target printed */
 	fflush(stdout);
 }
 
@@ -207,9 +211,12 @@ agent_failed(struct runner *r, int rc)
 int
 runner_attach(struct runner *r, bool load, char **cause)
 {
+	struct proc_thread_stat st;
 	struct session *s;
+	bool existed = r->pid > 0 && procfs_thread_stat(r->pid, r->pid, &st);
+	int rc = agent(r, load ? ATTACH_LOAD : ATTACH_EXISTING, &s, cause);
 
-	return agent(r, load ? ATTACH_LOAD : ATTACH_EXISTING, &s, cause);
+	return procfs_explain_failure(r->pid, existed, rc, cause);
 }
 
 struct session *
@@ -241,14 +248,33 @@ add_str(json_t *args, const char *key, const char *value, const char *cmd, char 
 	if (value == NULL)
 		return FP_OK;
 	if ((v = json_string(value)) == NULL)
-		return fail(cause, FP_EUSAGE, "%s: '%s' is not valid UTF-8", cmd, value);
+		return termsafe_fail(cause, FP_EUSAGE, "%s: '%s' is not valid UTF-8", cmd, value);
 	json_object_set_new(args, key, v);
 	return FP_OK;
 }
 
+/*
+ * The one wording for a number option that is not a number, out of range
+ * or excluded: `want` says what is accepted ("a depth from 0 to 4").
+ */
+static int
+bad_number(const struct cmd_request *req, const char *longname, const char *want,
+    const char *value, char **cause)
+{
+	const char *name = longname;
+	size_t i;
+
+	for (i = 0; i < req->spec->noptions; i++)
+		if (strcmp(req->spec->options[i].longname, longname) == 0 &&
+		    req->spec->options[i].shortname != NULL)
+			name = req->spec->options[i].shortname;
+	return termsafe_fail(cause, FP_EUSAGE, "%s: %s wants %s, not '%s'", req->spec->name, name,
+	    want, value);
+}
+
 static int
 parse_int(const struct cmd_request *req, const char *opt, long min, long max, long dflt,
-    long *out, char **cause)
+    const char *want, long *out, char **cause)
 {
 	const char *v = command_opt(req, opt);
 	char *end;
@@ -259,11 +285,8 @@ parse_int(const struct cmd_request *req, const char *opt, long min, long max, lo
 		return FP_OK;
 	errno = 0;
 	x = strtol(v, &end, 10);
-	if (errno != 0 || *end != '\0' || end == v)
-		return fail(cause, FP_EUSAGE, "%s: %s needs a number, not '%s'", req->spec->name, opt, v);
-	if (x < min || x > max)
-		return fail(cause, FP_EUSAGE, "%s: %s must be between %ld and %ld, not %ld",
-		    req->spec->name, opt, min, max, x);
+	if (errno != 0 || *end != '\0' || end == v || x < min || x > max)
+		return bad_number(req, opt, want, v, cause);
 	*out = x;
 	return FP_OK;
 }
@@ -275,7 +298,8 @@ value_options(const struct cmd_request *req, json_t *args, char **cause)
 	long depth;
 	int rc;
 
-	if ((rc = parse_int(req, "--expand", 0, 4, 1, &depth, cause)) != FP_OK)
+	if ((rc = parse_int(req, "--expand", 0, 4, 1, "a depth from 0 to 4", &depth,
+	    cause)) != FP_OK)
 		return rc;
 	json_object_set_new(args, "depth", json_integer(depth));
 	json_object_set_new(args, "raw", json_boolean(command_opt(req, "--raw") != NULL));
@@ -324,7 +348,7 @@ run_getglobal(struct runner *r, const struct cmd_request *req, struct sbuf *out,
 		return fail(cause, FP_EUSAGE, "getglobal: missing the module and the field "
 		    "(usage: getglobal %s)", req->spec->usage);
 	if (req->nargs == 1)
-		return fail(cause, FP_EUSAGE, "getglobal: missing the field after module '%s' "
+		return termsafe_fail(cause, FP_EUSAGE, "getglobal: missing the field after module '%s' "
 		    "(usage: getglobal %s)", req->args[0], req->spec->usage);
 	args = json_object();
 	if ((rc = add_str(args, "module", req->args[0], "getglobal", cause)) != FP_OK ||
@@ -345,6 +369,8 @@ run_getglobal(struct runner *r, const struct cmd_request *req, struct sbuf *out,
 	return rc;
 }
 
+#define LIMITS_WANT "a number of instances from 1 up, or -1 for all"
+
 static int
 run_vmtool(struct runner *r, const struct cmd_request *req, struct sbuf *out, char **cause)
 {
@@ -352,6 +378,7 @@ run_vmtool(struct runner *r, const struct cmd_request *req, struct sbuf *out, ch
 	struct proto_msg end;
 	json_t *args;
 	long limit;
+	size_t i;
 	int rc;
 
 	if (action == NULL)
@@ -362,6 +389,16 @@ run_vmtool(struct runner *r, const struct cmd_request *req, struct sbuf *out, ch
 		if (req->nargs > 0) {
 			json_decref(args);
 			return fail(cause, FP_EUSAGE, "vmtool: -a forceGc takes no module or class");
+		}
+		/* Not ignored: `-a forceGc -n abc` must not look accepted. */
+		for (i = 0; i < req->nopts; i++) {
+			const struct cmd_option *o = req->opts[i].opt;
+
+			if (strcmp(o->longname, "--action") == 0)
+				continue;
+			json_decref(args);
+			return fail(cause, FP_EUSAGE, "vmtool: -a forceGc takes no other option (%s)",
+			    o->shortname ? o->shortname : o->longname);
 		}
 		json_object_set_new(args, "action", json_string("forceGc"));
 		if ((rc = call(r, "vmtool", args, INSTANCES_TIMEOUT_MS, &end, cause)) != FP_OK)
@@ -382,31 +419,31 @@ run_vmtool(struct runner *r, const struct cmd_request *req, struct sbuf *out, ch
 
 		json_decref(args);
 		if (best != NULL)
-			return fail(cause, FP_EUSAGE, "vmtool: unknown action '%s': did you mean '%s'?",
-			    action, best);
-		return fail(cause, FP_EUSAGE, "vmtool: unknown action '%s' (getInstances or forceGc)",
-		    action);
+			return termsafe_fail(cause, FP_EUSAGE, "vmtool: unknown action '%s': did you "
+			    "mean '%s'?", action, best);
+		return termsafe_fail(cause, FP_EUSAGE, "vmtool: unknown action '%s' (getInstances or "
+		    "forceGc)", action);
 	}
 	if (req->nargs < 2) {
 		json_decref(args);
 		if (req->nargs == 0)
 			return fail(cause, FP_EUSAGE, "vmtool: missing the module and the class "
 			    "(usage: vmtool -a getInstances -c module class)");
-		return fail(cause, FP_EUSAGE, "vmtool: missing the class after module '%s' "
+		return termsafe_fail(cause, FP_EUSAGE, "vmtool: missing the class after module '%s' "
 		    "(usage: vmtool -a getInstances -c module class)", req->args[0]);
 	}
 	json_object_set_new(args, "action", json_string("getInstances"));
 	if ((rc = add_str(args, "module", req->args[0], "vmtool", cause)) != FP_OK ||
 	    (rc = add_str(args, "class", req->args[1], "vmtool", cause)) != FP_OK ||
 	    (rc = add_str(args, "expr", command_opt(req, "--expr"), "vmtool", cause)) != FP_OK ||
-	    (rc = parse_int(req, "--limits", -1, LONG_MAX, 10, &limit, cause)) != FP_OK ||
+	    (rc = parse_int(req, "--limits", -1, LONG_MAX, 10, LIMITS_WANT, &limit, cause)) != FP_OK ||
 	    (rc = value_options(req, args, cause)) != FP_OK) {
 		json_decref(args);
 		return rc;
 	}
 	if (limit == 0) {
 		json_decref(args);
-		return fail(cause, FP_EUSAGE, "vmtool: -n must be at least 1, or -1 for every instance");
+		return bad_number(req, "--limits", LIMITS_WANT, command_opt(req, "--limits"), cause);
 	}
 	json_object_set_new(args, "limit", json_integer(limit));
 	if ((rc = call(r, "vmtool", args, INSTANCES_TIMEOUT_MS, &end, cause)) != FP_OK)
@@ -438,7 +475,7 @@ run_module(struct runner *r, const struct cmd_request *req, struct sbuf *out, ch
 		return rc;
 	if (end.ok) {
 		json_array_foreach(json_object_get(end.data, "modules"), i, v)
-			sbuf_addf(out, "%s\n", json_string_value(v));
+			termsafe_addf(out, "%s\n", json_string_value(v));
 	} else {
 		rc = end_failure(&end, "module", cause);
 	}
@@ -538,6 +575,41 @@ statement_failed(struct runner *r, const struct proto_msg *end, const char *cmd,
 	return end_failure(end, cmd, cause);
 }
 
+/*
+ * Is the one word of `execute WORD` a script?  st->st_mode is 0 when the
+ * word is code.  A word shaped like a path (a slash first, or a .py
+ * name) that names no file is an error: as code it would only give a
+ * confusing SyntaxError from the target.
+ */
+static int
+script_file(const char *word, struct stat *st, char **cause)
+{
+	size_t len = strlen(word);
+	bool pathlike = word[0] == '/' || strncmp(word, "./", 2) == 0 ||
+	    strncmp(word, "../", 3) == 0 || strncmp(word, "~/", 2) == 0 ||
+	    (len > 3 && strcmp(word + len - 3, ".py") == 0 && strpbrk(word, " \t()=;'\"") == NULL);
+
+	memset(st, 0, sizeof *st);
+	if (stat(word, st) != 0) {
+		int e = errno;
+
+		memset(st, 0, sizeof *st);
+		if (!pathlike)
+			return FP_OK;
+		if (e == ENOENT || e == ENOTDIR || e == ENAMETOOLONG)
+			return termsafe_fail(cause, FP_EUSAGE, "execute: no such file: %s", word);
+		return termsafe_fail(cause, FP_ERR, "execute: cannot read %s: %s", word,
+		    strerror(e));
+	}
+	if (!S_ISREG(st->st_mode)) {
+		memset(st, 0, sizeof *st);
+		if (pathlike)
+			return termsafe_fail(cause, FP_EUSAGE, "execute: %s is not a regular file",
+			    word);
+	}
+	return FP_OK;
+}
+
 static int
 run_execute(struct runner *r, const struct cmd_request *req, struct sbuf *out, char **cause)
 {
@@ -553,18 +625,21 @@ run_execute(struct runner *r, const struct cmd_request *req, struct sbuf *out, c
 	if (req->nargs == 0)
 		return fail(cause, FP_EUSAGE, "execute: missing the file or the code "
 		    "(usage: execute %s)", req->spec->usage);
-	if ((rc = parse_int(req, "--timeout", 1, 86400 * 365, 0, &timeout, cause)) != FP_OK)
+	if ((rc = parse_int(req, "--timeout", 1, 86400 * 365, 0,
+	    "seconds from 1 to 31536000 (a year)", &timeout, cause)) != FP_OK)
+		return rc;
+	if (req->nargs == 1 && (rc = script_file(req->args[0], &st, cause)) != FP_OK)
 		return rc;
 	args = json_object();
-	if (req->nargs == 1 && stat(req->args[0], &st) == 0 && S_ISREG(st.st_mode)) {
+	if (req->nargs == 1 && st.st_mode != 0) {
 		if (st.st_size > (off_t)(PROTO_MAX_TO_AGENT / 2)) {
 			json_decref(args);
-			return fail(cause, FP_EUSAGE, "execute: %s is too large to send (%lld bytes; at "
+			return termsafe_fail(cause, FP_EUSAGE, "execute: %s is too large to send (%lld bytes; at "
 			    "most %zu)", req->args[0], (long long)st.st_size, PROTO_MAX_TO_AGENT / 2);
 		}
 		if ((text = read_file_str(req->args[0], &len)) == NULL) {
 			json_decref(args);
-			return fail(cause, FP_ERR, "execute: cannot read %s: %s", req->args[0],
+			return termsafe_fail(cause, FP_ERR, "execute: cannot read %s: %s", req->args[0],
 			    strerror(errno));
 		}
 		abs = realpath(req->args[0], NULL);
@@ -865,6 +940,9 @@ run_stack(struct runner *r, const struct cmd_request *req, struct sbuf *out, cha
 int
 runner_exec(struct runner *r, const char *line, struct sbuf *out, char **cause)
 {
+	struct proc_thread_stat st;
+	pid_t pid = r->pid;
+	bool existed;
 	static const struct {
 		const char *name;
 		int (*run)(struct runner *, const struct cmd_request *, struct sbuf *, char **);
@@ -892,10 +970,14 @@ runner_exec(struct runner *r, const char *line, struct sbuf *out, char **cause)
 	for (i = 0; i < FP_NELEM(runs); i++)
 		if (strcmp(req->spec->name, runs[i].name) == 0)
 			break;
+	if (strcmp(req->spec->name, "stack") == 0 && req->nargs == 1)
+		(void)parse_pid(req->args[0], &pid, NULL);
+	existed = pid > 0 && procfs_thread_stat(pid, pid, &st);
 	if (i < FP_NELEM(runs))
 		rc = runs[i].run(r, req, out, cause);
 	else
 		rc = fail(cause, FP_ERR, "%s: not implemented", req->spec->name);
+	rc = procfs_explain_failure(pid, existed, rc, cause);
 	command_request_free(req);
 	return rc;
 }

@@ -9,7 +9,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -28,6 +27,7 @@ struct session {
 	uint64_t next_id, next_ping;
 	uint64_t last_rx_ns;	/* when anything last arrived */
 	uint64_t ping_sent_ns;	/* 0: no ping outstanding */
+	json_t *running;	/* the last pong's requests running in a worker */
 	bool eof;
 };
 
@@ -122,6 +122,8 @@ receive(struct session *s, uint64_t deadline_ns, struct proto_msg *msg, char **c
 		if (rc == 1) {
 			if (msg->type == PROTO_PONG) {
 				s->ping_sent_ns = 0;
+				json_decref(s->running);
+				s->running = json_incref(json_object_get(msg->root, "running"));
 				proto_msg_clear(msg);
 				continue;
 			}
@@ -174,37 +176,13 @@ receive(struct session *s, uint64_t deadline_ns, struct proto_msg *msg, char **c
 }
 
 int
-session_connect(pid_t pid, const char *path, int timeout_ms, struct session **sp,
-    bool *refused, char **cause)
+session_open(pid_t pid, int fd, int timeout_ms, struct session **sp, char **cause)
 {
-	struct sockaddr_un sa;
 	struct session *s;
 	json_t *hello;
-	int fd, rc;
+	int rc;
 
 	*sp = NULL;
-	if (refused != NULL)
-		*refused = false;
-	if (strlen(path) >= sizeof sa.sun_path)
-		return fail(cause, FP_ERR, "agent socket path %s is too long", path);
-	memset(&sa, 0, sizeof sa);
-	sa.sun_family = AF_UNIX;
-	strcpy(sa.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return fail(cause, FP_ERR, "socket: %s", strerror(errno));
-	if (connect(fd, (struct sockaddr *)&sa, sizeof sa) != 0) {
-		int e = errno;
-
-		close(fd);
-		if (refused != NULL)
-			*refused = e == ECONNREFUSED || e == ENOENT;
-		if (e == EACCES || e == EPERM)
-			return fail(cause, FP_EPERM, "cannot connect to the agent of process %d: permission "
-			    "denied (only the process's owner and root may)", (int)pid);
-		return fail(cause, FP_ERR, "cannot connect to the agent of process %d at %s: %s",
-		    (int)pid, path, strerror(e));
-	}
 	s = xcalloc(1, sizeof *s);
 	s->pid = pid;
 	s->fd = fd;
@@ -223,8 +201,8 @@ session_connect(pid_t pid, const char *path, int timeout_ms, struct session **sp
 	if (rc != FP_OK)
 		goto bad;
 	if (s->hello.root == NULL) {
-		rc = fail(cause, FP_ERR, "the agent of process %d did not answer the handshake within %d ms",
-		    (int)pid, timeout_ms > 0 ? timeout_ms : SESSION_HANDSHAKE_MS);
+		rc = fail(cause, FP_ERR, "the agent of process %d did not answer the handshake within "
+		    "%.1f s", (int)pid, (timeout_ms > 0 ? timeout_ms : SESSION_HANDSHAKE_MS) / 1000.0);
 		goto bad;
 	}
 	if (s->hello.type != PROTO_HELLO) {
@@ -263,6 +241,7 @@ session_close(struct session *s)
 		close(s->fd);
 	proto_decoder_free(&s->dec);
 	proto_msg_clear(&s->hello);
+	json_decref(s->running);
 	free(s);
 }
 
@@ -294,6 +273,9 @@ int
 session_send(struct session *s, const char *cmd, json_t *args, uint64_t *id, char **cause)
 {
 	*id = s->next_id++;
+	/* What an earlier pong said is not about this request: forget it. */
+	json_decref(s->running);
+	s->running = NULL;
 	return send_all(s, proto_new_request(*id, cmd, args), cause);
 }
 
@@ -322,11 +304,46 @@ session_cancel(struct session *s, uint64_t id, char **cause)
 }
 
 int
+session_running(const struct session *s, uint64_t id)
+{
+	size_t i;
+	json_t *v;
+
+	if (s->running == NULL)
+		return -1;
+	json_array_foreach(s->running, i, v)
+		if ((uint64_t)json_integer_value(v) == id)
+			return 1;
+	return 0;
+}
+
+/* A request that timed out and was cancelled: say what the wait was for. */
+static int
+timed_out(struct session *s, const char *cmd, uint64_t id, uint64_t started, char **cause)
+{
+	double secs = (double)(now_ns() - started) / 1e9;
+
+	switch (session_running(s, id)) {
+	case 1:
+		return fail(cause, FP_ERR, "%s: the request was still running in process %d "
+		    "(slow Python code in the target, e.g. a slow __repr__ or property); it was "
+		    "cancelled after %.1f s", cmd, (int)s->pid, secs);
+	case 0:
+		return fail(cause, FP_ERR, "%s: the request did not start in process %d within "
+		    "%.1f s: it waits for the GIL, which a thread may hold in a long C call "
+		    "(`stack` shows which); it was cancelled", cmd, (int)s->pid, secs);
+	default:
+		return fail(cause, FP_ERR, "%s: no answer from the agent of process %d within "
+		    "%.1f s; it was cancelled", cmd, (int)s->pid, secs);
+	}
+}
+
+int
 session_call(struct session *s, const char *cmd, json_t *args, int timeout_ms,
     session_event_fn on_event, void *ctx, struct proto_msg *end, char **cause)
 {
 	struct proto_msg msg;
-	uint64_t id;
+	uint64_t id, started = now_ns();
 	int rc;
 
 	memset(end, 0, sizeof *end);
@@ -335,11 +352,8 @@ session_call(struct session *s, const char *cmd, json_t *args, int timeout_ms,
 	for (;;) {
 		rc = session_next(s, id, timeout_ms, &msg, cause);
 		if (rc == FP_OK && msg.root == NULL) {
-			/* Timed out: cancel, and say what the wait was for. */
 			session_cancel(s, id, NULL);
-			return fail(cause, FP_ERR, "%s: no answer from the agent of process %d within "
-			    "%.1f s; a thread may hold the GIL in a C call (`stack` shows which)",
-			    cmd, (int)s->pid, timeout_ms / 1000.0);
+			return timed_out(s, cmd, id, started, cause);
 		}
 		if (rc != FP_OK)
 			return rc;

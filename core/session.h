@@ -35,14 +35,13 @@ struct session;
 #define SESSION_HANDSHAKE_MS 3000
 
 /*
- * Connect to the agent socket at `path` (as this process can reach it,
- * e.g. /proc/PID/root/tmp/.flight_profiler-PID/agent.sock) and shake
- * hands.  `pid` is the target, watched while waiting.  Returns an
- * enum fp_status; *cause says why on failure.  *refused (may be NULL) is
- * set when no agent listens there: no socket, or a stale one.
+ * Shake hands with the agent on `fd`, a socket connected to it and proven
+ * to be it (core/agentdir: nothing is sent before that proof); the session
+ * owns fd from now on, and closes it on failure too.  `pid` is the target,
+ * watched while waiting.  Returns an enum fp_status; *cause says why on
+ * failure.
  */
-int session_connect(pid_t pid, const char *path, int timeout_ms, struct session **s,
-    bool *refused, char **cause);
+int session_open(pid_t pid, int fd, int timeout_ms, struct session **s, char **cause);
 void session_close(struct session *s);
 
 const struct session_info *session_info(const struct session *s);
@@ -64,6 +63,15 @@ int session_next(struct session *s, uint64_t id, int timeout_ms, struct proto_ms
 
 /* Ask the agent to cancel request `id` (its end still follows). */
 int session_cancel(struct session *s, uint64_t id, char **cause);
+
+/*
+ * Was request `id` running in an agent worker (holding the GIL) at the last
+ * pong?  1: yes, slow Python code; 0: no, still waiting for the GIL; -1: no
+ * pong said since the last request was sent (it was young, or the agent is
+ * older).  The client pings after 2 s of silence, so a request that waited
+ * longer has an answer.
+ */
+int session_running(const struct session *s, uint64_t id);
 
 /*
  * Send a request and wait for its end, passing each event's data to

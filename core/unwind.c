@@ -20,6 +20,7 @@
 #include <elfutils/libdwfl.h>
 #include <libunwind-ptrace.h>
 
+#include "core/elfimage.h"
 #include "core/memread.h"
 #include "core/procfs.h"
 #include "core/util.h"
@@ -233,11 +234,12 @@ static void
 module_probe(struct unwinder *u, const struct proc_maps *pm, size_t i)
 {
 	const struct proc_map *base = &pm->maps[i];
+	struct elf_segment first = { 0 };
 	Elf64_Phdr ph[64];
 	Elf64_Ehdr eh;
 	struct umodule *m;
-	uint64_t lo = UINT64_MAX, hi = 0, bias = 0, eh_hdr = 0, first = UINT64_MAX;
-	bool have_bias = false, exec = false;
+	uint64_t lo = UINT64_MAX, hi = 0, bias = 0, eh_hdr = 0;
+	bool exec = false;
 	size_t k;
 	int j;
 
@@ -254,19 +256,16 @@ module_probe(struct unwinder *u, const struct proc_maps *pm, size_t i)
 			eh_hdr = ph[j].p_vaddr;
 		if (ph[j].p_type != PT_LOAD)
 			continue;
+		if (lo == UINT64_MAX) {
+			first.vaddr = ph[j].p_vaddr;
+			first.offset = ph[j].p_offset;
+		}
 		if (ph[j].p_vaddr < lo)
 			lo = ph[j].p_vaddr;
 		if (ph[j].p_vaddr + ph[j].p_memsz > hi)
 			hi = ph[j].p_vaddr + ph[j].p_memsz;
-		/* The segment that starts at file offset 0 is mapped at base. */
-		if (ph[j].p_offset < first) {
-			first = ph[j].p_offset;
-			bias = base->start - ((ph[j].p_vaddr - ph[j].p_offset) &
-			    ~(uint64_t)(MEM_PAGE - 1));
-			have_bias = first < MEM_PAGE;
-		}
 	}
-	if (!have_bias || hi <= lo)
+	if (hi <= lo || !elf_load_bias(&first, eh.e_type == ET_DYN, base, &bias))
 		return;
 	lo += bias;
 	hi += bias;
@@ -742,20 +741,65 @@ unwinder_open(pid_t pid, struct unwinder **up, char **cause)
 	return FP_OK;
 }
 
-int
-unwinder_thread(struct unwinder *u, pid_t tid, struct native_frame **framesp,
-    size_t *np, char **cause)
+/*
+ * Unwind from u->regs with thread `tid`'s memory.  *frames gets pc and
+ * exact of each frame (NULL and 0 when the unwind could not start).
+ */
+static int
+unwind_regs(struct unwinder *u, pid_t tid, struct native_frame **framesp,
+    size_t *np)
 {
-	struct native_frame *frames = NULL;
-	size_t n = 0, alloc = 0, i;
+	struct native_frame *frames = NULL, *f;
+	size_t n = 0, alloc = 0;
 	unw_cursor_t cursor;
 	unw_word_t pc, sp, prev_pc = 0, prev_sp = 0;
-	bool *exact = NULL, next_exact = true;
+	bool next_exact = true;
+	int ret;
+
+	if ((u->upt = _UPT_create(tid)) == NULL)
+		return -UNW_ENOMEM;
+	u->tid = tid;
+	u->gen++;
+	current = u;
+	if ((ret = unw_init_remote(&cursor, u->as, u->upt)) < 0)
+		goto out;
+	while (n < UNWIND_MAX_FRAMES) {
+		if (unw_get_reg(&cursor, UNW_REG_IP, &pc) < 0 ||
+		    unw_get_reg(&cursor, UNW_REG_SP, &sp) < 0 || pc == 0)
+			break;
+		if (n > 0 && pc == prev_pc && sp == prev_sp)
+			break;	/* no progress: bad unwind info */
+		f = ARRAY_PUSH(frames, n, alloc);
+		memset(f, 0, sizeof *f);
+		f->pc = pc;
+		f->exact = next_exact;
+		/* The frame a signal interrupted has an exact pc too. */
+		next_exact = unw_is_signal_frame(&cursor) > 0;
+		prev_pc = pc;
+		prev_sp = sp;
+		if (unw_step(&cursor) <= 0)
+			break;
+	}
+	ret = 0;
+out:
+	current = NULL;
+	_UPT_destroy(u->upt);
+	u->upt = NULL;
+	*framesp = frames;
+	*np = n;
+	return ret;
+}
+
+int
+unwinder_thread_pcs(struct unwinder *u, pid_t tid, struct native_frame **framesp,
+    size_t *np, char **cause)
+{
 	char path[64];
 	int ret, e;
 
 	*framesp = NULL;
 	*np = 0;
+	/* The registers once: every accessor call below reads this copy. */
 	if (ptrace(PTRACE_GETREGS, tid, NULL, &u->regs) == -1) {
 		e = errno;
 		if (e == ESRCH && !procfs_exists(tid))
@@ -771,46 +815,66 @@ unwinder_thread(struct unwinder *u, pid_t tid, struct native_frame **framesp,
 	if (access(path, F_OK) != 0)
 		return fail(cause, procfs_exists(tid) ? FP_ERR : FP_EEXITED,
 		    "thread %d is not a thread of process %d", (int)tid, (int)u->pid);
-	if ((u->upt = _UPT_create(tid)) == NULL)
-		return fail(cause, FP_ERR, "out of memory");
-	u->tid = tid;
-	u->gen++;
-	current = u;
-
-	if ((ret = unw_init_remote(&cursor, u->as, u->upt)) < 0) {
-		current = NULL;
-		_UPT_destroy(u->upt);
-		u->upt = NULL;
+	if ((ret = unwind_regs(u, tid, framesp, np)) < 0)
 		return fail(cause, FP_ERR, "cannot unwind thread %d: %s", (int)tid,
 		    unw_strerror(ret));
-	}
-	exact = xcalloc(UNWIND_MAX_FRAMES, sizeof *exact);
-	while (n < UNWIND_MAX_FRAMES) {
-		if (unw_get_reg(&cursor, UNW_REG_IP, &pc) < 0 ||
-		    unw_get_reg(&cursor, UNW_REG_SP, &sp) < 0 || pc == 0)
-			break;
-		if (n > 0 && pc == prev_pc && sp == prev_sp)
-			break;	/* no progress: bad unwind info */
-		exact[n] = next_exact;
-		memset(ARRAY_PUSH(frames, n, alloc), 0, sizeof *frames);
-		frames[n - 1].pc = pc;
-		/* The frame a signal interrupted has an exact pc too. */
-		next_exact = unw_is_signal_frame(&cursor) > 0;
-		prev_pc = pc;
-		prev_sp = sp;
-		if (unw_step(&cursor) <= 0)
-			break;
-	}
-	current = NULL;
-	_UPT_destroy(u->upt);
-	u->upt = NULL;
+	return FP_OK;
+}
+
+void
+unwinder_warm(struct unwinder *u, pid_t tid)
+{
+	struct native_frame *frames;
+	unsigned long long sp, pc;
+	char path[80], buf[256];
+	size_t n;
+	ssize_t len;
+	int fd;
+
+	/* "NR ARG0 .. ARG5 SP PC" of a thread blocked in a system call. */
+	snprintf(path, sizeof path, "/proc/%d/task/%d/syscall", (int)u->pid,
+	    (int)tid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return;
+	len = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (len <= 0)
+		return;
+	buf[len] = '\0';
+	if (sscanf(buf, "%*d %*x %*x %*x %*x %*x %*x 0x%llx 0x%llx", &sp,
+	    &pc) != 2)
+		return;	/* "running" */
+	/*
+	 * Most frames find their CFA from the stack pointer and restore
+	 * callee-saved registers from the stack, so pc and sp alone walk
+	 * much of the real stack (racily: the thread runs; only the caches
+	 * are kept).  A register we do not know reads as 0.
+	 */
+	memset(&u->regs, 0, sizeof u->regs);
+	u->regs.rip = pc;
+	u->regs.rsp = sp;
+	if (unwind_regs(u, tid, &frames, &n) == 0)
+		native_frames_free(frames, n);
+}
+
+void
+unwinder_symbolize(struct unwinder *u, struct native_frame *frames, size_t n)
+{
+	size_t i;
 
 	for (i = 0; i < n; i++)
-		symbolize(u, frames[i].pc, !exact[i], &frames[i]);
-	free(exact);
-	*framesp = frames;
-	*np = n;
-	return FP_OK;
+		symbolize(u, frames[i].pc, !frames[i].exact, &frames[i]);
+}
+
+int
+unwinder_thread(struct unwinder *u, pid_t tid, struct native_frame **framesp,
+    size_t *np, char **cause)
+{
+	int rc;
+
+	if ((rc = unwinder_thread_pcs(u, tid, framesp, np, cause)) == FP_OK)
+		unwinder_symbolize(u, *framesp, *np);
+	return rc;
 }
 
 void

@@ -42,6 +42,29 @@ int unwinder_open(pid_t pid, struct unwinder **u, char **cause);
 int unwinder_thread(struct unwinder *u, pid_t tid, struct native_frame **frames,
     size_t *n, char **cause);
 
+/*
+ * The same in two halves, so that the thread is held only for the first:
+ * unwinder_thread_pcs() reads the stack of the stopped thread (registers
+ * once, memory through the page cache: a few hundred microseconds once the
+ * unwind tables are cached) and fills only pc and exact of each frame;
+ * unwinder_symbolize(), called after the thread is let go, names them
+ * (the first time, loading debug info costs tens of milliseconds).
+ */
+int unwinder_thread_pcs(struct unwinder *u, pid_t tid,
+    struct native_frame **frames, size_t *n, char **cause);
+void unwinder_symbolize(struct unwinder *u, struct native_frame *frames,
+    size_t n);
+
+/*
+ * Warm the unwinder's caches (unwind tables, libunwind's per-pc state,
+ * read-only pages) for thread `tid` WITHOUT stopping it, when it is blocked
+ * in a system call: /proc/<pid>/task/<tid>/syscall gives its pc and stack
+ * pointer, enough to walk most of its stack.  The next
+ * unwinder_thread_pcs() of the stopped thread then finds everything cached
+ * and holds it a fraction of the time.  Does nothing for a running thread.
+ */
+void unwinder_warm(struct unwinder *u, pid_t tid);
+
 void unwinder_close(struct unwinder *u);
 
 #endif

@@ -11,7 +11,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
-#include <libunwind-ptrace.h>
 #include <libelf.h>
 #include <limits.h>
 #include <pthread.h>
@@ -26,6 +25,8 @@
 #include "core/elfimage.h"
 #include "core/memread.h"
 #include "core/procfs.h"
+#include "core/tstop.h"
+#include "core/unwind.h"
 #include "core/util.h"
 #include "inject/ptrace.h"
 
@@ -76,7 +77,7 @@ struct target {
 	bool private_dlopen;	/* __libc_dlopen_mode: no dlerror */
 	uint64_t syscall_insn;	/* a `syscall` instruction in libc text */
 	uint64_t r_debug;	/* &_r_debug, or 0 if not found */
-	unw_addr_space_t unw;	/* NULL: stack checks skipped */
+	struct unwinder *unw;	/* NULL: stack checks skipped */
 };
 
 /* Why a thread was not a safe point, for the final message. */
@@ -150,7 +151,6 @@ module_open(pid_t pid, const struct proc_maps *maps, const char *path,
 	const struct elf_segment *seg;
 	char *file;
 	size_t i, nseg;
-	uint64_t link = UINT64_MAX;
 	int rc;
 
 	memset(m, 0, sizeof *m);
@@ -192,13 +192,10 @@ module_open(pid_t pid, const struct proc_maps *maps, const char *path,
 	}
 	m->file = file;
 	seg = elf_image_segments(m->img, &nseg);
-	for (i = 0; i < nseg; i++)
-		if (seg[i].offset == 0 && seg[i].vaddr < link)
-			link = seg[i].vaddr;
-	if (link == UINT64_MAX)
-		return fail(cause, FP_ERR, "%s has no load segment at offset 0",
-		    path);
-	m->bias = elf_image_is_dyn(m->img) ? first->start - (link & ~0xfffull) : 0;
+	if (nseg == 0 || !elf_load_bias(&seg[0], elf_image_is_dyn(m->img), first,
+	    &m->bias))
+		return fail(cause, FP_ERR, "cannot tell where %s is loaded in "
+		    "process %d", path, (int)pid);
 	return FP_OK;
 }
 
@@ -383,8 +380,7 @@ target_free(struct target *tg)
 	module_free(&tg->ldso);
 	module_free(&tg->exe);
 	module_free(&tg->libpython);
-	if (tg->unw != NULL)
-		unw_destroy_addr_space(tg->unw);
+	unwinder_close(tg->unw);
 	free(tg->exe_path);
 	memset(tg, 0, sizeof *tg);
 }
@@ -518,8 +514,7 @@ target_open(pid_t pid, struct target *tg, char **cause)
 		goto out;
 	}
 	/* Without an unwinder only the instruction pointer is checked. */
-	if ((tg->unw = unw_create_addr_space(&_UPT_accessors, 0)) != NULL)
-		(void)unw_set_caching_policy(tg->unw, UNW_CACHE_GLOBAL);
+	(void)unwinder_open(pid, &tg->unw, NULL);
 	rc = FP_OK;
 out:
 	procfs_maps_free(&maps);
@@ -563,44 +558,26 @@ classify(const struct target *tg, uint64_t pc)
 }
 
 /*
- * Look at the whole native stack: the thread must not be inside the loader
- * at any depth, and libc may appear only as the innermost system call
- * wrapper (in_syscall) and as the outermost thread entry (start_thread,
- * __libc_start_main, under _start).  A libc frame anywhere else means
- * libc called back into other code (a signal handler over malloc, qsort,
- * dl_iterate_phdr) and may hold a lock.  NULL if safe, else why not.
- */
-/*
- * The return addresses of the stopped thread, innermost first.  Only pcs:
- * libunwind-ptrace finds the CFI in the files named by /proc/<pid>/maps
- * (a few ms; symbolizing with libdw, as core/unwind does, costs 60 ms).
- * Those paths are ours, so in a container this may find nothing; then 0.
+ * The return addresses of the stopped thread, innermost first.  Only pcs,
+ * read with core/unwind's unwinder: the CFI tables from the target's
+ * memory, its stack through a page cache (process_vm_readv), so that the
+ * thread is held a fraction of a millisecond, not the tens of milliseconds
+ * of libunwind-ptrace's one PTRACE_PEEKDATA per word; symbolizing is left
+ * out altogether.  0 when the stack cannot be read.
  */
 static size_t
 stack_pcs(const struct target *tg, pid_t tid, uint64_t *pcs, size_t max)
 {
-	unw_word_t pc, sp, prev_sp = 0;
-	unw_cursor_t cursor;
-	size_t n = 0;
-	void *upt;
+	struct native_frame *frames;
+	size_t n = 0, i;
 
-	if (tg->unw == NULL || (upt = _UPT_create(tid)) == NULL)
+	if (tg->unw == NULL ||
+	    unwinder_thread_pcs(tg->unw, tid, &frames, &n, NULL) != FP_OK)
 		return 0;
-	if (unw_init_remote(&cursor, tg->unw, upt) == 0) {
-		while (n < max) {
-			if (unw_get_reg(&cursor, UNW_REG_IP, &pc) < 0 ||
-			    unw_get_reg(&cursor, UNW_REG_SP, &sp) < 0 || pc == 0)
-				break;
-			if (n > 0 && sp == prev_sp && pc == pcs[n - 1])
-				break;	/* no progress */
-			pcs[n++] = pc;
-			prev_sp = sp;
-			if (unw_step(&cursor) <= 0)
-				break;
-		}
-	}
-	_UPT_destroy(upt);
-	return n;
+	for (i = 0; i < n && i < max; i++)
+		pcs[i] = frames[i].pc;
+	native_frames_free(frames, n);
+	return i;
 }
 
 /*
@@ -964,6 +941,9 @@ attempt(const struct target *tg, pid_t tid, bool want_syscall,
 	char *msg = NULL;
 
 	v->tried++;
+	/* The stop lasts as long as the stack check: do the slow part before. */
+	if (want_syscall && tg->unw != NULL)
+		unwinder_warm(tg->unw, tid);
 	stop_deadline = now_ns() + 200000000ull;
 	if (stop_deadline > search_deadline)
 		stop_deadline = search_deadline;
@@ -1046,14 +1026,54 @@ not_safe:
 /* ---- the entry point ----------------------------------------------------- */
 
 /*
+ * Whether pid maps `lib`: the same file by device and inode (st, when
+ * given), or the same path (" (deleted)" when the file was removed since).
+ */
+static int
+maps_library(pid_t pid, const char *lib, const struct stat *st, bool *found,
+    char **cause)
+{
+	char path[64], *text, *line, *next;
+	size_t len = strlen(lib);
+
+	*found = false;
+	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
+	if ((text = read_file_str(path, NULL)) == NULL)
+		return fail(cause, procfs_exists(pid) ? FP_EPERM : FP_ENOPROC,
+		    "cannot read %s: %s", path, strerror(errno));
+	for (line = text; line != NULL && *line != '\0' && !*found; line = next) {
+		unsigned long long start, end, off, ino;
+		unsigned maj, min;
+		char perms[5];
+		int n = 0;
+
+		if ((next = strchr(line, '\n')) != NULL)
+			*next++ = '\0';
+		if (sscanf(line, "%llx-%llx %4s %llx %x:%x %llu %n", &start, &end,
+		    perms, &off, &maj, &min, &ino, &n) < 7)
+			continue;
+		if (st != NULL && ino != 0 && ino == (unsigned long long)st->st_ino &&
+		    maj == major(st->st_dev) && min == minor(st->st_dev))
+			*found = true;
+		if (n > 0 && strncmp(line + n, lib, len) == 0 &&
+		    (line[n + len] == '\0' || strcmp(line + n + len, " (deleted)") == 0))
+			*found = true;
+	}
+	free(text);
+	return FP_OK;
+}
+
+/*
  * Refuse a library that is already mapped (same file, by device and inode,
  * or by path): loading twice would start a second agent.
  */
 static int
 check_not_loaded(pid_t pid, const char *lib, char **cause)
 {
-	char path[64], *text, *line, *next, *file;
+	char *file;
 	struct stat st;
+	bool found;
+	int rc;
 
 	file = procfs_target_path(pid, lib);
 	if (stat(file, &st) != 0) {
@@ -1068,32 +1088,32 @@ check_not_loaded(pid_t pid, const char *lib, char **cause)
 	free(file);
 	if (!S_ISREG(st.st_mode))
 		return fail(cause, FP_ERR, "%s is not a regular file", lib);
+	if ((rc = maps_library(pid, lib, &st, &found, cause)) != FP_OK)
+		return rc;
+	if (found)
+		return fail(cause, FP_ERR, "%s is already loaded in "
+		    "process %d; it is never loaded twice (connect to "
+		    "the agent already running there)", lib, (int)pid);
+	return FP_OK;
+}
 
-	snprintf(path, sizeof path, "/proc/%d/maps", (int)pid);
-	if ((text = read_file_str(path, NULL)) == NULL)
-		return fail(cause, procfs_exists(pid) ? FP_EPERM : FP_ENOPROC,
-		    "cannot read %s: %s", path, strerror(errno));
-	for (line = text; line != NULL && *line != '\0'; line = next) {
-		unsigned long long start, end, off, ino;
-		unsigned maj, min;
-		char perms[5];
-		int n = 0;
+/*
+ * For opts->loaded: the library must be mapped under exactly that path,
+ * so that dlopen() finds the loaded copy by its name and maps nothing
+ * (glibc compares the names of loaded objects before opening a file; the
+ * file itself may be gone).
+ */
+static int
+check_loaded(pid_t pid, const char *lib, char **cause)
+{
+	bool found;
+	int rc;
 
-		if ((next = strchr(line, '\n')) != NULL)
-			*next++ = '\0';
-		if (sscanf(line, "%llx-%llx %4s %llx %x:%x %llu %n", &start, &end,
-		    perms, &off, &maj, &min, &ino, &n) < 7)
-			continue;
-		if ((ino != 0 && ino == (unsigned long long)st.st_ino &&
-		    maj == major(st.st_dev) && min == minor(st.st_dev)) ||
-		    (n > 0 && strcmp(line + n, lib) == 0)) {
-			free(text);
-			return fail(cause, FP_ERR, "%s is already loaded in "
-			    "process %d; it is never loaded twice (connect to "
-			    "the agent already running there)", lib, (int)pid);
-		}
-	}
-	free(text);
+	if ((rc = maps_library(pid, lib, NULL, &found, cause)) != FP_OK)
+		return rc;
+	if (!found)
+		return fail(cause, FP_ERR, "%s is not loaded in process %d: "
+		    "there is no copy to start again", lib, (int)pid);
 	return FP_OK;
 }
 
@@ -1185,10 +1205,15 @@ inject_search(const struct target *tg, const char *lib, const char *symbol,
 	}
 	summary = v.why.s != NULL ? v.why.s + 2 : "no thread was blocked in a "
 	    "safe system call or running Python code";
+	/*
+	 * The time really waited since inject_load began, not the timeout:
+	 * the search stops early to leave room for the calls.
+	 */
 	rc = fail(cause, FP_ERR, "no thread of process %d reached a safe point "
-	    "within %d ms (%u tried%s; last: %.300s); nothing was changed.  "
+	    "in %.1f s (%u tried%s; last: %.300s); nothing was changed.  "
 	    "Retry when the program is idle or sleeping, or use the outside "
-	    "view", (int)tg->pid, timeout_ms, v.tried, v.loader_busy ?
+	    "view", (int)tg->pid, (double)(now_ns() - (deadline -
+	    (uint64_t)timeout_ms * 1000000u)) / 1e9, v.tried, v.loader_busy ?
 	    ", the loader was busy" : "", summary);
 out:
 	sbuf_free(&v.why);
@@ -1241,7 +1266,9 @@ inject_load(pid_t pid, const char *lib_path, const char *symbol,
 		return fail(cause, FP_EPERM, "process %d is traced by process %d "
 		    "(a debugger or another profiler); detach it first",
 		    (int)pid, (int)tracer);
-	if ((rc = check_not_loaded(pid, lib_path, cause)) != 0)
+	rc = opts != NULL && opts->loaded ? check_loaded(pid, lib_path, cause) :
+	    check_not_loaded(pid, lib_path, cause);
+	if (rc != 0)
 		return rc;
 	if ((rc = target_open(pid, &tg, cause)) != 0)
 		return rc;
@@ -1268,5 +1295,5 @@ inject_load(pid_t pid, const char *lib_path, const char *symbol,
 void
 inject_release_all(void)
 {
-	ptrace_release_all();
+	tstop_release_all();	/* calls ptrace.c's rescue first */
 }

@@ -11,10 +11,18 @@
 #ifndef FP_INJECT_H
 #define FP_INJECT_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 struct inject_opts {
 	int timeout_ms;		/* whole operation; 0 = default 10000 */
+	/*
+	 * The library is already loaded (a forked child's inherited agent):
+	 * call its bootstrap again.  It must be mapped under exactly
+	 * lib_path, the name it was loaded by, so that dlopen() returns that
+	 * copy; without this, a mapped library is refused.
+	 */
+	bool loaded;
 };
 
 /*
@@ -37,9 +45,9 @@ int inject_load(pid_t pid, const char *lib_path, const char *symbol,
 /*
  * For fatal-signal handlers and atexit of the program that injects: if an
  * injection is under way, put the hijacked thread's registers back and
- * detach it.  Async-signal-safe; call it from the thread that called
- * inject_load() (as tstop_release_all()).  The scratch mapping is leaked in
- * that case.
+ * detach it, and every other thread core/tstop holds (it is
+ * tstop_release_all()).  Async-signal-safe; call it from the thread that
+ * called inject_load().  The scratch mapping is leaked in that case.
  */
 void inject_release_all(void);
 

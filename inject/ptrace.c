@@ -9,7 +9,6 @@
 
 #include <elf.h>
 #include <errno.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +16,8 @@
 #include <unistd.h>
 
 #include "core/procfs.h"
+#include "core/tresume.h"
+#include "core/tstop.h"
 #include "core/util.h"
 
 #ifndef NT_X86_XSTATE
@@ -39,100 +40,7 @@
  */
 static struct ptrace_thread *volatile rescue_current;
 
-/*
- * Threads that did not stop before we gave up: a running tracee cannot be
- * detached, so they are let go as soon as they stop.  Fixed size and plain
- * sig_atomic_t so that ptrace_release_all() can walk it from a handler.
- */
-#define PENDING_MAX 64
-static volatile sig_atomic_t pending[PENDING_MAX];
-
-static void
-pending_add(pid_t tid)
-{
-	int i;
-
-	for (i = 0; i < PENDING_MAX; i++) {
-		if (pending[i] == 0) {
-			pending[i] = tid;
-			return;
-		}
-	}
-	/* Full: nothing better to do than forget it; our exit detaches it. */
-}
-
-static pid_t
-wait_nohang(pid_t tid, int *status)
-{
-	pid_t r;
-
-	do
-		r = waitpid(tid, status, __WALL | WNOHANG);
-	while (r == -1 && errno == EINTR);
-	return r;
-}
-
-/* Let go of threads we gave up on, if they have stopped since. */
-static void
-sweep_pending(void)
-{
-	int i, status;
-	pid_t tid, r;
-
-	for (i = 0; i < PENDING_MAX; i++) {
-		if ((tid = pending[i]) == 0)
-			continue;
-		if (ptrace(PTRACE_DETACH, tid, NULL, NULL) == 0) {
-			pending[i] = 0;
-			continue;
-		}
-		r = wait_nohang(tid, &status);
-		if (r == 0)
-			continue;	/* still not stopped */
-		if (r == -1 || WIFEXITED(status) || WIFSIGNALED(status)) {
-			pending[i] = 0;
-			continue;
-		}
-		(void)ptrace(PTRACE_DETACH, tid, NULL,
-		    (void *)(long)((status >> 16) == 0 ? WSTOPSIG(status) : 0));
-		pending[i] = 0;
-	}
-}
-
-/* Sleep a little, longer as the wait goes on: stops take microseconds. */
-static void
-backoff(unsigned *spins)
-{
-	struct timespec nap = { 0, 0 };
-
-	if ((*spins)++ < 20) {
-		sched_yield();
-		return;
-	}
-	nap.tv_nsec = 20000L << (*spins - 20 < 6 ? *spins - 20 : 6);
-	if (nap.tv_nsec > 1000000)
-		nap.tv_nsec = 1000000;
-	nanosleep(&nap, NULL);
-}
-
-/*
- * Wait for the next status of `tid` until deadline_ns.  Returns the waitpid
- * result: tid, 0 on timeout, -1 on error.
- */
-static pid_t
-wait_until(pid_t tid, int *status, uint64_t deadline_ns)
-{
-	unsigned spins = 0;
-	pid_t r;
-
-	for (;;) {
-		if ((r = wait_nohang(tid, status)) != 0)
-			return r;
-		if (now_ns() >= deadline_ns)
-			return 0;
-		backoff(&spins);
-	}
-}
+static void rescue(void);
 
 /*
  * Hand a signal back to the thread.  rt_tgsigqueueinfo keeps the siginfo
@@ -174,12 +82,24 @@ is_fault(const siginfo_t *si)
 	return false;
 }
 
+/*
+ * The thread is no longer ours: detached or gone (`detached`), or still
+ * traced but running, for core/tstop to let go as soon as it stops.
+ * Async-signal-safe.
+ */
+static void
+let_go(struct ptrace_thread *t, bool detached)
+{
+	if (t->attached)
+		tstop_let_go(t->tid, detached);
+	t->attached = t->stopped = false;
+	rescue_current = NULL;
+}
+
 static int
 gone(struct ptrace_thread *t, char **cause)
 {
-	t->attached = false;
-	t->stopped = false;
-	rescue_current = NULL;
+	let_go(t, true);
 	return fail(cause, FP_EEXITED, "thread %d of process %d exited",
 	    (int)t->tid, (int)t->pid);
 }
@@ -187,42 +107,33 @@ gone(struct ptrace_thread *t, char **cause)
 static void
 forget(struct ptrace_thread *t)
 {
-	rescue_current = NULL;
+	let_go(t, false);	/* nothing if it was let go already */
 	free(t->xstate);
 	free(t->queued);
 	t->xstate = NULL;
 	t->queued = NULL;
 	t->nqueued = t->aqueued = 0;
-	t->attached = t->stopped = t->saved = false;
+	t->saved = false;
 }
 
-static int
-seize_error(struct ptrace_thread *t, int e, char **cause)
+/* The thread is seen in a ptrace-stop: start counting how long it stays. */
+static void
+mark_stopped(struct ptrace_thread *t)
 {
-	pid_t tracer;
-	char *why;
-	int rc;
+	t->stopped = true;
+	t->stop_seen_ns = now_ns();
+}
 
-	if (e == ESRCH)
-		return fail(cause, FP_EEXITED, "thread %d of process %d has "
-		    "exited", (int)t->tid, (int)t->pid);
-	if (e != EPERM)
-		return fail(cause, FP_ERR, "cannot trace thread %d of process "
-		    "%d: ptrace(PTRACE_SEIZE): %s", (int)t->tid, (int)t->pid,
-		    strerror(e));
-	tracer = procfs_tracer(t->tid);
-	if (tracer == getpid())
-		return fail(cause, FP_ERR, "thread %d is still held from an "
-		    "earlier attempt (it has not stopped yet)", (int)t->tid);
-	if (tracer > 0)
-		return fail(cause, FP_EPERM, "process %d is already traced by "
-		    "process %d (a debugger or another profiler); detach it "
-		    "first", (int)t->pid, (int)tracer);
-	why = procfs_explain_eperm(t->pid);
-	rc = fail(cause, FP_EPERM, "cannot trace process %d: permission "
-	    "denied (%s)", (int)t->pid, why);
-	free(why);
-	return rc;
+/* Resume it (PTRACE_CONT, _SINGLESTEP, _DETACH): the stop ends here. */
+static long
+resume(struct ptrace_thread *t, enum __ptrace_request req, int sig)
+{
+	uint64_t held = t->stop_seen_ns != 0 ? now_ns() - t->stop_seen_ns : 0;
+
+	if (held > t->longest_stop_ns)
+		t->longest_stop_ns = held;
+	t->stop_seen_ns = 0;
+	return ptrace(req, t->tid, NULL, (void *)(long)sig);
 }
 
 int
@@ -230,33 +141,22 @@ ptrace_thread_seize(struct ptrace_thread *t, pid_t pid, pid_t tid,
     uint64_t deadline_ns, bool *job_stopped, char **cause)
 {
 	siginfo_t si;
-	int status, e;
+	int status, rc;
 	pid_t r;
 
 	memset(t, 0, sizeof *t);
 	t->pid = pid;
 	t->tid = tid;
 	*job_stopped = false;
-	sweep_pending();
-
-	if (ptrace(PTRACE_SEIZE, tid, NULL, NULL) == -1)
-		return seize_error(t, errno, cause);
+	if ((rc = tstop_seize(pid, tid, rescue, cause)) != FP_OK)
+		return rc;
 	t->attached = true;
 	rescue_current = t;
-	if (ptrace(PTRACE_INTERRUPT, tid, NULL, NULL) == -1) {
-		e = errno;
-		(void)ptrace(PTRACE_DETACH, tid, NULL, NULL);
-		forget(t);
-		return fail(cause, e == ESRCH ? FP_EEXITED : FP_ERR, "cannot "
-		    "stop thread %d: ptrace(PTRACE_INTERRUPT): %s", (int)tid,
-		    strerror(e));
-	}
 
 	for (;;) {
-		r = wait_until(tid, &status, deadline_ns);
+		r = tstop_wait(tid, &status, deadline_ns);
 		if (r == 0) {
 			/* Uninterruptible sleep: let it go when it stops. */
-			pending_add(tid);
 			forget(t);
 			return fail(cause, FP_ERR, "thread %d did not stop in "
 			    "time (uninterruptible sleep?)", (int)tid);
@@ -265,10 +165,12 @@ ptrace_thread_seize(struct ptrace_thread *t, pid_t pid, pid_t tid,
 			return gone(t, cause);
 		if (!WIFSTOPPED(status))
 			continue;
-		t->stopped = true;
+		mark_stopped(t);
 		if ((status >> 16) == PTRACE_EVENT_STOP) {
-			if (WSTOPSIG(status) == SIGTRAP)
+			if (WSTOPSIG(status) == SIGTRAP) {
+				t->stopped_ns = now_ns();
 				return FP_OK;	/* our interrupt */
+			}
 			/*
 			 * A group-stop: the process is stopped by job control.
 			 * Detaching leaves it stopped, as its owner wants.
@@ -279,7 +181,7 @@ ptrace_thread_seize(struct ptrace_thread *t, pid_t pid, pid_t tid,
 			    "job control (SIGSTOP)", (int)pid);
 		}
 		if ((status >> 16) != 0) {
-			if (ptrace(PTRACE_CONT, tid, NULL, NULL) == -1)
+			if (resume(t, PTRACE_CONT, 0) == -1)
 				return gone(t, cause);
 			continue;
 		}
@@ -291,7 +193,7 @@ ptrace_thread_seize(struct ptrace_thread *t, pid_t pid, pid_t tid,
 			return gone(t, cause);
 		queue_signal(t, &si);
 		t->stopped = false;
-		if (ptrace(PTRACE_CONT, tid, NULL, NULL) == -1)
+		if (resume(t, PTRACE_CONT, 0) == -1)
 			return gone(t, cause);
 	}
 }
@@ -364,17 +266,15 @@ ptrace_thread_run(struct ptrace_thread *t, bool step, uint64_t deadline_ns,
 		return fail(cause, FP_ERR, "thread %d is not stopped", (int)t->tid);
 	memset(stop, 0, sizeof *stop);
 	for (;;) {
-		if (ptrace(req, t->tid, NULL, NULL) == -1)
+		if (resume(t, req, 0) == -1)
 			return gone(t, cause);
 		t->stopped = t->sigstop = false;
 again:
-		r = wait_until(t->tid, &status, deadline);
+		r = tstop_wait(t->tid, &status, deadline);
 		if (r == 0) {
 			if (interrupted) {
 				/* It will not stop: let it go when it does. */
-				pending_add(t->tid);
-				t->attached = false;
-				rescue_current = NULL;
+				let_go(t, false);
 				return fail(cause, FP_ERR, "thread %d does not stop",
 				    (int)t->tid);
 			}
@@ -387,7 +287,7 @@ again:
 			return gone(t, cause);
 		if (!WIFSTOPPED(status))
 			goto again;
-		t->stopped = true;
+		mark_stopped(t);
 		if ((status >> 16) == PTRACE_EVENT_STOP) {
 			if (WSTOPSIG(status) != SIGTRAP)
 				t->group_stopped = true;
@@ -453,21 +353,15 @@ stop_again(struct ptrace_thread *t, uint64_t deadline_ns)
 
 	(void)ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL);
 	for (;;) {
-		r = wait_until(t->tid, &status, deadline_ns);
-		if (r == 0) {
-			pending_add(t->tid);
-			t->attached = t->stopped = false;
-			rescue_current = NULL;
-			return -1;
-		}
-		if (r == -1 || WIFEXITED(status) || WIFSIGNALED(status)) {
-			t->attached = t->stopped = false;
-			rescue_current = NULL;
+		r = tstop_wait(t->tid, &status, deadline_ns);
+		if (r == 0 || r == -1 || WIFEXITED(status) ||
+		    WIFSIGNALED(status)) {
+			let_go(t, r != 0);
 			return -1;
 		}
 		if (!WIFSTOPPED(status))
 			continue;
-		t->stopped = true;
+		mark_stopped(t);
 		t->sigstop = (status >> 16) == 0;
 		if (!t->sigstop)
 			return 0;
@@ -477,16 +371,140 @@ stop_again(struct ptrace_thread *t, uint64_t deadline_ns)
 			return 0;
 		queue_signal(t, &si);
 		t->stopped = t->sigstop = false;
-		if (ptrace(PTRACE_CONT, t->tid, NULL, NULL) == -1)
+		if (resume(t, PTRACE_CONT, 0) == -1)
 			return -1;
 	}
+}
+
+/* Detach with `sig`; FP_OK, or an error as ptrace_thread_release() says. */
+static int
+detach(struct ptrace_thread *t, int sig, char **cause)
+{
+	int e;
+
+	if (resume(t, PTRACE_DETACH, sig) == 0) {
+		let_go(t, true);
+		return FP_OK;
+	}
+	e = errno;
+	if (e == ESRCH && !procfs_exists(t->tid))
+		return gone(t, cause);
+	return fail(cause, FP_ERR, "cannot detach from thread %d: %s",
+	    (int)t->tid, strerror(e));
+}
+
+/*
+ * Give up on exact delivery (the thread did not come back to a stop in
+ * time, or met job control): re-send what is left and detach.  Signals of
+ * one kind may merge then, as they would in any pile-up.
+ */
+static int
+detach_resending(struct ptrace_thread *t, size_t from, char **cause)
+{
+	size_t i;
+
+	if (!t->stopped && stop_again(t, now_ns() + 1000000000ull) == -1)
+		return fail(cause, FP_ERR, "thread %d of process %d did not "
+		    "stop again to take its signals back", (int)t->tid,
+		    (int)t->pid);
+	for (i = from; i < t->nqueued; i++)
+		resend(t->pid, t->tid, &t->queued[i]);
+	return detach(t, 0, cause);
+}
+
+/*
+ * Resume the stopped thread with `sig` and wait for the delivery-stop of
+ * signal `want`, passing through any other signal met on the way (the
+ * thread's registers are its own again: it is its business now).  0 at
+ * that stop; 1 if it did not come by the deadline or the thread met
+ * another kind of stop; -1 if the thread is gone.
+ */
+static int
+deliver_and_wait(struct ptrace_thread *t, int sig, int want, uint64_t deadline)
+{
+	siginfo_t si;
+	int status;
+	pid_t r;
+
+	for (;;) {
+		if (resume(t, PTRACE_CONT, sig) == -1)
+			return -1;
+		t->stopped = t->sigstop = false;
+		do {
+			r = tstop_wait(t->tid, &status, deadline);
+			if (r == 0)
+				return 1;
+			if (r == -1 || WIFEXITED(status) || WIFSIGNALED(status))
+				return -1;
+		} while (!WIFSTOPPED(status));
+		mark_stopped(t);
+		if ((status >> 16) != 0)
+			return 1;
+		t->sigstop = true;
+		if (ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &si) == -1)
+			return -1;
+		if (si.si_signo == want)
+			return 0;
+		sig = si.si_signo;
+	}
+}
+
+/*
+ * Hand the queued signals back and detach.  The thread is stopped with its
+ * own registers back.
+ *
+ * Re-sending them all while the thread is still stopped would merge every
+ * standard signal with another of its kind (one pending instance per
+ * signal number), and a handler counting SIGUSR1 would miss some.  So each
+ * one is delivered at a signal-delivery-stop, where the resume's signal
+ * argument delivers exactly that signal with its siginfo, and only one of
+ * ours is ever pending: at the stop of queued[i] (dequeued, so no longer
+ * pending), queued[i + 1] is sent, and the thread is resumed with
+ * queued[i].  The kernel builds the handler frame for i and, unless i + 1
+ * is blocked (the same signal: a handler blocks its own), stops again at
+ * once for i + 1; a blocked one waits until the handler returns, as it
+ * would have without us.  The last is delivered by the detach itself.
+ * Other signals that arrive meanwhile are the thread's own business now
+ * (its registers are its own): each is passed through at its stop.
+ *
+ * The one window left: a signal of the kind of the one pending for us,
+ * sent by someone else while ours waits behind its own handler, merges
+ * with ours; that is a few microseconds of handler, not our whole visit.
+ */
+static int
+detach_delivering(struct ptrace_thread *t, char **cause)
+{
+	uint64_t deadline = now_ns() + 1000000000ull;
+	size_t cur = 0;
+	int w = 0, sig;
+
+	if (t->nqueued == 0)
+		return detach(t, 0, cause);
+	if (!t->sigstop) {
+		/* Not at a delivery-stop: make one for the first signal. */
+		resend(t->pid, t->tid, &t->queued[0]);
+		w = deliver_and_wait(t, 0, t->queued[0].si_signo, deadline);
+	}
+	for (; w == 0; cur++) {
+		/* At the delivery-stop of queued[cur]. */
+		(void)ptrace(PTRACE_SETSIGINFO, t->tid, NULL, &t->queued[cur]);
+		sig = t->queued[cur].si_signo;
+		if (cur + 1 == t->nqueued)
+			return detach(t, sig, cause);
+		resend(t->pid, t->tid, &t->queued[cur + 1]);
+		w = deliver_and_wait(t, sig, t->queued[cur + 1].si_signo,
+		    deadline);
+	}
+	if (w == -1)
+		return gone(t, cause);
+	return detach_resending(t, cur + 1, cause);
 }
 
 int
 ptrace_thread_release(struct ptrace_thread *t, char **cause)
 {
-	int rc = FP_OK, sig = 0, e;
-	size_t i = 0;
+	uint64_t stopped = t->stopped_ns;
+	int rc = FP_OK, rc2, e;
 
 	if (!t->attached)
 		goto out;
@@ -506,37 +524,26 @@ ptrace_thread_release(struct ptrace_thread *t, char **cause)
 		    "thread %d of process %d (%s); it may misbehave",
 		    (int)t->tid, (int)t->pid, strerror(e));
 	}
-	/*
-	 * At a signal-delivery-stop the first queued signal goes back with
-	 * its siginfo exactly as it came; the rest are sent again and
-	 * delivered as soon as the thread runs untraced.
-	 */
-	if (t->sigstop && t->nqueued > 0 &&
-	    ptrace(PTRACE_SETSIGINFO, t->tid, NULL, &t->queued[0]) == 0) {
-		sig = t->queued[0].si_signo;
-		i = 1;
-	}
-	for (; i < t->nqueued; i++)
-		resend(t->pid, t->tid, &t->queued[i]);
-	if (ptrace(PTRACE_DETACH, t->tid, NULL, (void *)(long)sig) == -1) {
-		e = errno;
-		if (e == ESRCH && !procfs_exists(t->tid))
-			rc = gone(t, cause);
-		else
-			rc = fail(cause, FP_ERR, "cannot detach from thread %d: "
-			    "%s", (int)t->tid, strerror(e));
-	}
+	tresume_fix_syscall(t->pid, t->tid);
+	rc2 = detach_delivering(t, rc == FP_OK ? cause : NULL);
+	if (rc == FP_OK)
+		rc = rc2;
+	tresume_note_held("inject", t->tid, stopped, t->longest_stop_ns);
 out:
 	forget(t);
 	return rc;
 }
 
-void
-ptrace_release_all(void)
+/*
+ * What core/tstop's release-all calls first: put back the registers of the
+ * thread held right now (if any), hand its signals back and let it go.
+ */
+static void
+rescue(void)
 {
 	struct ptrace_thread *t = rescue_current;
 	struct timespec nap = { 0, 1000000 };
-	int saved_errno = errno, status, i, nsig = 0, sigs[16];
+	int status, i, nsig = 0, sigs[16];
 	siginfo_t si;
 	bool stopped;
 	pid_t r;
@@ -551,9 +558,11 @@ ptrace_release_all(void)
 		for (i = 0; !stopped && i < 2500; i++) {
 			if (i == 2000)
 				(void)ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL);
-			r = wait_nohang(t->tid, &status);
-			if (r == -1 || (r > 0 && !WIFSTOPPED(status)))
-				goto done;	/* gone */
+			r = tstop_wait(t->tid, &status, 0);
+			if (r == -1 || (r > 0 && !WIFSTOPPED(status))) {
+				let_go(t, true);	/* gone */
+				return;
+			}
 			if (r == 0) {
 				nanosleep(&nap, NULL);
 				continue;
@@ -572,18 +581,13 @@ ptrace_release_all(void)
 		}
 		if (stopped) {
 			(void)restore_state(t);
+			tresume_fix_syscall(t->pid, t->tid);
 			for (i = 0; i < (int)t->nqueued; i++)
 				resend(t->pid, t->tid, &t->queued[i]);
 			for (i = 0; i < nsig; i++)
 				(void)syscall(SYS_tgkill, t->pid, t->tid, sigs[i]);
 			(void)ptrace(PTRACE_DETACH, t->tid, NULL, NULL);
-		} else {
-			pending_add(t->tid);
 		}
-done:
-		t->attached = false;
-		rescue_current = NULL;
+		let_go(t, stopped);	/* not stopped: detached when it stops */
 	}
-	sweep_pending();
-	errno = saved_errno;
 }

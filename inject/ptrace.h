@@ -1,20 +1,26 @@
 /*
- * ptrace — hold one thread of another process for the injector: seize and
- * interrupt it, save and restore its general registers and its whole
- * extended (XSAVE) state, let it run one step or until it faults, and let
- * it go.
+ * ptrace — hijack one thread of another process for the injector's calls,
+ * on top of core/tstop (the one ptrace holder: seize, interrupt, waits,
+ * the registry of held threads and the release of them all): save and
+ * restore its general registers and its whole extended (XSAVE) state, let
+ * it run one step or until it faults, keep the signals it takes meanwhile,
+ * and let it go.
  *
  * While a thread is held, every signal that reaches it and is not a fault
  * of the code it runs for us (a return to address 0, a single-step trap) is
- * taken off it, kept, and handed back at release, so its handlers never run
- * on our stack and the target loses no signal.
+ * taken off it, kept, and handed back at release one at a time, each at a
+ * signal-delivery-stop of its own, so its handlers never run on our stack,
+ * a signal that came once is delivered once, and the target loses none.
  *
  * It must never leave a thread stopped, traced or with our registers: every
  * wait has a deadline; ptrace_thread_release() restores what was saved and
  * detaches on every path; a thread that will not stop (uninterruptible
- * sleep) is remembered and let go by the next call or by
- * ptrace_release_all(), which makes only async-signal-safe calls.  Never
- * PTRACE_O_EXITKILL: if we die the target lives on.
+ * sleep) is left to core/tstop, which lets it go at its next call or in
+ * tstop_release_all().  That function (async-signal-safe, for fatal
+ * signals and atexit) first restores the registers of the thread held
+ * right now, even one stopped in the middle of our call, re-sends its
+ * signals and detaches it.  Never PTRACE_O_EXITKILL: if we die the target
+ * lives on.
  *
  * ptrace belongs to the thread of ours that seized: use one ptrace_thread
  * from one thread, and let nothing else reap the target's wait statuses.
@@ -35,6 +41,9 @@ struct ptrace_thread {
 	bool stopped;		/* in a ptrace-stop */
 	bool sigstop;		/* ... and it is a signal-delivery-stop */
 	bool group_stopped;	/* saw a job-control stop while held */
+	uint64_t stopped_ns;	/* when it first stopped, for FP_STOP_STATS */
+	uint64_t stop_seen_ns;	/* when the current stop was seen; 0 if none */
+	uint64_t longest_stop_ns;	/* longest stop so far */
 
 	/* Saved by ptrace_thread_save(), put back by release. */
 	bool saved;
@@ -89,20 +98,16 @@ int ptrace_thread_run(struct ptrace_thread *t, bool step, uint64_t deadline_ns,
     struct ptrace_stop *stop, char **cause);
 
 /*
- * Put back the saved registers and extended state, hand back the queued
- * signals and detach.  Returns 0, FP_EEXITED if the thread died, FP_ERR if
+ * Put back the saved registers and extended state, restart an epoll wait
+ * our stop broke off (core/tresume.h), hand back the queued signals one at
+ * a time (the thread runs its handlers meanwhile, still traced: at most a
+ * second, then the rest are re-sent) and detach.  With FP_STOP_STATS set,
+ * records how long the thread was held and its longest single stop.
+ * Returns 0, FP_EEXITED if the thread died, FP_ERR if
  * the restore failed (*cause says what).  Always ends with the thread not
  * traced by us (or remembered to be let go as soon as it stops), and frees
  * what `t` holds.
  */
 int ptrace_thread_release(struct ptrace_thread *t, char **cause);
-
-/*
- * Emergency release from a signal handler or atexit: restores the saved
- * registers of the thread held right now (if any), re-sends its queued
- * signals and detaches it, and detaches threads that were slow to stop.
- * Async-signal-safe; call it from the thread that seized.
- */
-void ptrace_release_all(void);
 
 #endif

@@ -393,8 +393,8 @@ remote_exec_wait_taken(const struct remote_exec_request *req, int timeout_ms, ch
 			return FP_OK;
 		if (now_ns() > deadline)
 			return fail(cause, FP_ERR, "thread %d of process %d (asked because %s) did not "
-			    "run Python code within %d ms: it is blocked in a call", (int)req->tid,
-			    (int)req->pid, req->why_thread, timeout_ms);
+			    "run Python code within %.1f s: it is blocked in a call", (int)req->tid,
+			    (int)req->pid, req->why_thread, timeout_ms / 1000.0);
 		nanosleep(&pause, NULL);
 	}
 }

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <wchar.h>
 
+#include "core/termsafe.h"
+
 static bool utf8;
 
 static const char *const glyphs_utf8[G__COUNT] = {
@@ -106,51 +108,47 @@ tline_addf(struct tline *l, enum theme_elem el, const char *fmt, ...)
 }
 
 /*
- * Decode one character at s (at most n bytes): its length in bytes (>= 1)
- * and display width; *wc is what to draw (invalid bytes and control
- * characters become '?', a tab a space).
+ * Decode one character at s (at most n bytes): its length in bytes (>= 1),
+ * the cells to draw in cells[] (*ncells of them, one column each but for
+ * a wide character) and the columns they take.  All text reaches the
+ * screen through here: what core/termsafe escapes is drawn as its escape
+ * (\x1b, \u009b), and so is a character the locale cannot show (\u00e9
+ * under LANG=C); a tab is a space.
  */
 static size_t
-decode(const char *s, size_t n, wchar_t *wc, int *width)
+decode(const char *s, size_t n, wchar_t cells[TERMSAFE_ESC_MAX], int *ncells, int *width)
 {
-	mbstate_t st;
-	size_t len;
-	int w;
+	char esc[TERMSAFE_ESC_MAX];
+	uint32_t cp;
+	size_t len = termsafe_next(s, n, TERMSAFE_KEEP_TAB, &cp, esc);
+	int w, i;
 
-	if ((unsigned char)*s < 0x80) {
-		*wc = (unsigned char)*s;
-		if (*wc == '\t')
-			*wc = ' ';
-		else if (*wc < 0x20 || *wc == 0x7f)
-			*wc = '?';
-		*width = 1;
-		return 1;
+	if (esc[0] == '\0') {
+		w = cp < 0x80 ? 1 : wcwidth((wchar_t)cp);
+		if (w >= 0) {
+			cells[0] = cp == '\t' ? L' ' : (wchar_t)cp;
+			*ncells = 1;
+			*width = w;
+			return len;
+		}
+		snprintf(esc, sizeof esc, cp > 0xffff ? "\\U%08x" : "\\u%04x", (unsigned)cp);
 	}
-	memset(&st, 0, sizeof st);
-	len = mbrtowc(wc, s, n, &st);
-	if (len == (size_t)-1 || len == (size_t)-2 || len == 0) {
-		*wc = '?';
-		*width = 1;
-		return 1;
-	}
-	w = wcwidth(*wc);
-	if (w < 0) {
-		*wc = '?';
-		w = 1;
-	}
-	*width = w;
+	for (i = 0; esc[i] != '\0'; i++)
+		cells[i] = (wchar_t)esc[i];
+	*ncells = i;
+	*width = i;
 	return len;
 }
 
 int
 text_width(const char *s, size_t n)
 {
+	wchar_t cells[TERMSAFE_ESC_MAX];
 	size_t i = 0;
-	int total = 0, w;
-	wchar_t wc;
+	int total = 0, w, k;
 
 	while (i < n && s[i] != '\0') {
-		i += decode(s + i, n - i, &wc, &w);
+		i += decode(s + i, n - i, cells, &k, &w);
 		total += w;
 	}
 	return total;
@@ -160,12 +158,12 @@ text_width(const char *s, size_t n)
 static size_t
 fit(const char *s, size_t n, int width, int *used)
 {
+	wchar_t cells[TERMSAFE_ESC_MAX];
 	size_t i = 0, len;
-	int total = 0, w;
-	wchar_t wc;
+	int total = 0, w, k;
 
 	while (i < n && s[i] != '\0') {
-		len = decode(s + i, n - i, &wc, &w);
+		len = decode(s + i, n - i, cells, &k, &w);
 		if (total + w > width)
 			break;
 		total += w;
@@ -173,6 +171,28 @@ fit(const char *s, size_t n, int width, int *used)
 	}
 	*used = total;
 	return i;
+}
+
+void
+tline_add_text(struct tline *l, enum theme_elem el, const char *s)
+{
+	wchar_t cells[TERMSAFE_ESC_MAX];
+	size_t i = 0, run = 0, n = strlen(s);
+	int col = 0, w, k;
+
+	while (i < n) {
+		if (s[i] == '\t') {
+			tline_addn(l, el, s + run, i - run);
+			do
+				tline_add(l, el, " ");
+			while (++col % 8 != 0);
+			run = ++i;
+			continue;
+		}
+		i += decode(s + i, n - i, cells, &k, &w);
+		col += w;
+	}
+	tline_addn(l, el, s + run, n - run);
 }
 
 static void
@@ -268,8 +288,8 @@ draw_tline(int y, int x, int width, const struct tline *l, int base, const pcre2
 	const char *s = l->text.s ? l->text.s : "";
 	size_t n = l->text.len;
 	struct run r = { .n = 0, .el = EL_DEFAULT };
-	int col = 0, w, el;
-	wchar_t wc;
+	wchar_t cells[TERMSAFE_ESC_MAX];
+	int col = 0, w, el, k, c;
 
 	if (width <= 0)
 		return;
@@ -298,10 +318,11 @@ draw_tline(int y, int x, int width, const struct tline *l, int base, const pcre2
 			m++;
 		if (m < nm && ms[m] <= i)
 			el = EL_SEARCH_MATCH;
-		len = decode(s + i, n - i, &wc, &w);
+		len = decode(s + i, n - i, cells, &k, &w);
 		if (col + w > width)
 			break;
-		put(&r, wc, el);
+		for (c = 0; c < k; c++)
+			put(&r, cells[c], el);
 		col += w;
 		i += len;
 	}

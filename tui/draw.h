@@ -6,7 +6,10 @@
  * pane's width by display columns (wide and combining characters, invalid
  * UTF-8), lays the cursor highlight and search matches over it, and draws
  * it.  That keeps panes free of curses and lets search see exactly the
- * text that is shown.
+ * text that is shown.  Text is drawn through core/termsafe's rule: a
+ * control character, invalid byte or bidi control in a tline is drawn as
+ * its escape (\x1b, \xff, \u202e), measured as such, so no pane can
+ * send the target's text raw to the terminal.
  */
 #ifndef FP_DRAW_H
 #define FP_DRAW_H
@@ -40,6 +43,11 @@ void tline_addn(struct tline *l, enum theme_elem el, const char *s, size_t n);
 void tline_addf(struct tline *l, enum theme_elem el, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /*
+ * A line of the target's text (source, console or command output): tabs
+ * go to the next multiple of 8 columns, counted as the text is drawn.
+ */
+void tline_add_text(struct tline *l, enum theme_elem el, const char *s);
+/*
  * A column of exactly `width` display cells: `s` truncated (with an
  * ellipsis) or padded, left- or right-aligned.
  */
@@ -47,7 +55,7 @@ void tline_col(struct tline *l, enum theme_elem el, const char *s, int width, bo
 /* Same, keeping the end of `s` when it must be cut (paths). */
 void tline_col_tail(struct tline *l, enum theme_elem el, const char *s, int width);
 
-/* Display cells of a UTF-8 string (invalid bytes count one each). */
+/* Display cells of a UTF-8 string as drawn (an escape counts its characters). */
 int text_width(const char *s, size_t n);
 
 /* Set once at start from the locale: may we draw UTF-8 box characters? */

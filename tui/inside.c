@@ -369,7 +369,10 @@ inside_tick(struct tui *t)
 			if (now - in->sent_ns < limit * 1000000)
 				return 20;
 			if (in->job == JOB_LOCALS) {
-				char *why = xasprintf("no answer within %d s: a thread may hold the GIL in a "
+				char *why = session_running(s, in->id) == 1 ?
+				    xasprintf("still running after %d s (a slow __repr__?): cancelled "
+				    "(L asks again)", LOCALS_TIMEOUT_MS / 1000) :
+				    xasprintf("no answer within %d s: a thread may hold the GIL in a "
 				    "C call (L asks again)", LOCALS_TIMEOUT_MS / 1000);
 
 				session_cancel(s, in->id, NULL);

@@ -13,6 +13,7 @@
 
 #include "core/command.h"
 #include "core/runner.h"
+#include "core/termsafe.h"
 #include "core/util.h"
 #include "tui/cmdline.h"
 #include "tui/draw.h"
@@ -39,11 +40,14 @@ linemode_exec(struct runner *r, const char *line)
 	int rc;
 
 	rc = runner_exec(r, line, &text, &cause);
-	if (text.len > 0)
-		fwrite(text.s, 1, text.len, stdout);
+	/*
+	 * The sink of --cmd and line mode: whatever a command forgot to
+	 * escape, no control character reaches the terminal from here.
+	 */
+	termsafe_write(stdout, text.s ? text.s : "", text.len, TERMSAFE_TEXT);
 	fflush(stdout);
 	if (rc != FP_OK)
-		fprintf(stderr, "flight_profiler: %s\n", cause ? cause : "failed");
+		termsafe_error(stderr, cause);
 	free(cause);
 	sbuf_free(&text);
 	return rc;
@@ -118,18 +122,36 @@ tput(struct term *t, const char *s)
 	(void)!write(t->out, s, strlen(s));
 }
 
-/* Show prompt + line with the cursor in place, using only \r, \b and spaces. */
+/* Text that may hold the target's (completed names): escaped. */
+static void
+tput_safe(struct term *t, const char *s)
+{
+	struct sbuf b = { 0 };
+
+	termsafe_adds(&b, s, TERMSAFE_FIELD);
+	tput(t, b.s);
+	sbuf_free(&b);
+}
+
+/*
+ * Show prompt + line with the cursor in place, using only \r, \b and
+ * spaces.  The line is shown escaped (a completion may have put the
+ * target's names in it), and measured as shown.
+ */
 static void
 show(struct term *t, const struct cmdline *c)
 {
 	const char *text = cmdline_text(c);
-	int w = text_width(text, strlen(text)), after = text_width(text + c->cursor, strlen(text + c->cursor));
-	struct sbuf s = { 0 };
-	int i;
+	struct sbuf s = { 0 }, shown = { 0 }, tail = { 0 };
+	int w, after, i;
 
+	termsafe_adds(&shown, text, TERMSAFE_FIELD);
+	termsafe_adds(&tail, text + c->cursor, TERMSAFE_FIELD);
+	w = text_width(shown.s, shown.len);
+	after = text_width(tail.s, tail.len);
 	sbuf_add(&s, "\r");
 	sbuf_add(&s, t->prompt);
-	sbuf_add(&s, text);
+	sbuf_add(&s, shown.s);
 	for (i = w; i < t->shown; i++)
 		sbuf_add(&s, " ");
 	for (i = w; i < t->shown; i++)
@@ -138,6 +160,8 @@ show(struct term *t, const struct cmdline *c)
 		sbuf_add(&s, "\b");
 	(void)!write(t->out, s.s, s.len);
 	sbuf_free(&s);
+	sbuf_free(&shown);
+	sbuf_free(&tail);
 	t->shown = w;
 }
 
@@ -224,11 +248,11 @@ read_line_tty(struct term *t, struct cmdline *c, char **out)
 			if (n2 > 1 || (n2 == 0 && note != NULL)) {
 				tput(t, "\r\n");
 				for (k = 0; k < n2; k++) {
-					tput(t, cands[k]);
+					tput_safe(t, cands[k]);
 					tput(t, "  ");
 				}
 				if (n2 == 0)
-					tput(t, note);
+					tput_safe(t, note);
 				tput(t, "\r\n");
 				t->shown = 0;
 			}

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <locale.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,7 @@
 
 #include "core/pystack.h"
 #include "core/runner.h"
+#include "core/termsafe.h"
 #include "core/util.h"
 #include "tui/linemode.h"
 #include "tui/termguard.h"
@@ -58,10 +60,11 @@ static const char usage_text[] =
 "  2  usage error: bad option, command or argument\n"
 "  3  no such process\n"
 "  4  permission denied (another user's process, ptrace restrictions,\n"
-"     or a missing CAP_SYS_PTRACE in a container)\n"
+"     a missing CAP_SYS_PTRACE in a container, or the agent's place\n"
+"     taken by another user: the agent is refused, never impersonated)\n"
 "  5  not a Python process\n"
 "  6  unsupported or unknown Python version\n"
-"  7  the process exited while being read\n";
+"  7  the process exited while being read (or is a zombie)\n";
 
 /* The full-screen TUI needs a real terminal on both ends. */
 static bool
@@ -84,15 +87,56 @@ run_tui(pid_t pid, double delay, const char *theme)
 
 	opts.no_color = nc != NULL && *nc != '\0';
 	if ((rc = py_reader_open(pid, &reader, &cause)) != FP_OK) {
-		fprintf(stderr, "flight_profiler: %s\n", cause ? cause : "cannot read the process");
+		termsafe_error(stderr, cause ? cause : "cannot read the process");
 		free(cause);
 		return rc;
 	}
 	return tui_run(pid, reader, &opts);
 }
 
-int
-main(int argc, char **argv)
+/* A bad command line: one line and where to read more (--help has the rest). */
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int
+usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("flight_profiler: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputs(" (try flight_profiler --help)\n", stderr);
+	return FP_EUSAGE;
+}
+
+/* The option getopt stopped at, as typed: "-x", or "--name" without its "=value". */
+static const char *
+option_name(char **argv, char *shortopt)
+{
+	static char longopt[64];
+	const char *word = argv[optind - 1];
+
+	if (optopt != 0 && strncmp(word, "--", 2) != 0) {
+		shortopt[1] = (char)optopt;
+		return shortopt;
+	}
+	snprintf(longopt, sizeof longopt, "%.*s", (int)strcspn(word, "="), word);
+	return longopt;
+}
+
+struct options {
+	const char *cmd, *theme;
+	double delay;
+};
+
+/*
+ * Parse options up to the first word that is not one; the PID may come
+ * before or after them.  Returns FP_OK to go on, -1 when --help or
+ * --version answered, or FP_EUSAGE after saying what is wrong.
+ */
+static int
+parse_options(int argc, char **argv, struct options *o)
 {
 	static const struct option longopts[] = {
 		{ "cmd", required_argument, NULL, 'c' },
@@ -102,42 +146,53 @@ main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	const char *cmd = NULL, *theme = NULL;
-	double delay = 1.0;
+	char *end, shortopt[3] = "-?";
+	int c;
+
+	opterr = 0;	/* getopt's own messages carry argv[0], a full path */
+	while ((c = getopt_long(argc, argv, "+:c:d:hV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			if (o->cmd == NULL)
+				o->cmd = optarg;
+			break;
+		case 'd':
+			errno = 0;
+			o->delay = strtod(optarg, &end);
+			if (errno != 0 || end == optarg || *end != '\0' ||
+			    !(o->delay >= 0.1 && o->delay <= 3600))
+				return usage_error("-d wants seconds from 0.1 to 3600, not '%s'", optarg);
+			break;
+		case 'T':
+			o->theme = optarg;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return -1;
+		case 'V':
+			printf("flight_profiler %s\n", PACKAGE_VERSION);
+			return -1;
+		case ':':
+			return usage_error("option %s needs a value", option_name(argv, shortopt));
+		default:
+			return usage_error("unknown option %s", option_name(argv, shortopt));
+		}
+	}
+	return FP_OK;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct options o = { .delay = 1.0 };
 	struct runner *r;
 	pid_t pid = 0;
 	char *end;
 	long v;
-	int c, rc;
+	int rc;
 
-	while ((c = getopt_long(argc, argv, "+c:d:hV", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'c':
-			cmd = optarg;
-			break;
-		case 'd':
-			errno = 0;
-			delay = strtod(optarg, &end);
-			if (errno != 0 || end == optarg || *end != '\0' || !(delay >= 0.1 && delay <= 3600)) {
-				fprintf(stderr, "flight_profiler: -d wants seconds from 0.1 to 3600, not '%s'\n",
-				    optarg);
-				return FP_EUSAGE;
-			}
-			break;
-		case 'T':
-			theme = optarg;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return FP_OK;
-		case 'V':
-			printf("flight_profiler %s\n", PACKAGE_VERSION);
-			return FP_OK;
-		default:
-			fputs(usage_text, stderr);
-			return FP_EUSAGE;
-		}
-	}
+	if ((rc = parse_options(argc, argv, &o)) != FP_OK)
+		return rc < 0 ? FP_OK : rc;
 	if (optind < argc) {
 		errno = 0;
 		v = strtol(argv[optind], &end, 10);
@@ -149,53 +204,27 @@ main(int argc, char **argv)
 		optind++;
 	}
 	/* Allow the PID before or after the options. */
-	if (optind < argc) {
-		while ((c = getopt_long(argc, argv, "+c:d:hV", longopts, NULL)) != -1) {
-			if (c == 'c' && cmd == NULL) {
-				cmd = optarg;
-			} else if (c == 'd') {
-				errno = 0;
-				delay = strtod(optarg, &end);
-				if (errno != 0 || end == optarg || *end != '\0' ||
-				    !(delay >= 0.1 && delay <= 3600)) {
-					fprintf(stderr, "flight_profiler: -d wants seconds from 0.1 to 3600, "
-					    "not '%s'\n", optarg);
-					return FP_EUSAGE;
-				}
-			} else if (c == 'T') {
-				theme = optarg;
-			} else if (c == 'h') {
-				fputs(usage_text, stdout);
-				return FP_OK;
-			} else if (c == 'V') {
-				printf("flight_profiler %s\n", PACKAGE_VERSION);
-				return FP_OK;
-			} else if (c != 'c') {
-				fputs(usage_text, stderr);
-				return FP_EUSAGE;
-			}
-		}
-	}
-	if (optind < argc) {
-		fprintf(stderr, "flight_profiler: unexpected argument '%s'\n", argv[optind]);
-		return FP_EUSAGE;
-	}
-	if (pid == 0 && cmd == NULL) {
-		fputs(usage_text, stderr);
-		return FP_EUSAGE;
-	}
+	if (optind < argc && (rc = parse_options(argc, argv, &o)) != FP_OK)
+		return rc < 0 ? FP_OK : rc;
+	if (optind < argc)
+		return usage_error("unexpected argument '%s'", argv[optind]);
+	if (pid == 0 && o.cmd == NULL)
+		return usage_error("no process given: flight_profiler PID");
+	/* An empty --cmd (a variable that was not set, say) is a mistake, not a no-op. */
+	if (o.cmd != NULL && o.cmd[strspn(o.cmd, " \t\r\n")] == '\0')
+		return usage_error("--cmd: the command is empty");
 
 	guard_install();
-	if (cmd != NULL) {
+	if (o.cmd != NULL) {
 		r = runner_new(pid);
-		rc = linemode_exec(r, cmd);
+		rc = linemode_exec(r, o.cmd);
 		runner_free(r);
 		return rc;
 	}
 	/* Wide characters for the screen and the line editor; numbers stay C. */
 	setlocale(LC_CTYPE, "");
 	if (want_tui())
-		return run_tui(pid, delay, theme);
+		return run_tui(pid, o.delay, o.theme);
 	r = runner_new(pid);
 	rc = linemode_run(r, pid);
 	runner_free(r);

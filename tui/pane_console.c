@@ -159,25 +159,9 @@ console_draw_line(struct pane *p, size_t line, struct tline *l)
 	struct console *c = p->data;
 	const struct cline *cl = &c->lines[line];
 	enum theme_elem el = cl->echo ? EL_PROMPT_PREFIX : EL_OUTPUT;
-	const char *s = cl->text.s ? cl->text.s : "";
-	int col = 0;
 
-	for (; *s != '\0'; s++) {
-		if (*s == '\t') {
-			do
-				tline_add(l, el, " ");
-			while (++col % 8 != 0);
-			continue;
-		}
-		if ((unsigned char)*s < 32 || *s == 127) {
-			tline_add(l, el, "?");	/* \r, escapes: never reach the terminal */
-			col++;
-			continue;
-		}
-		tline_addn(l, el, s, 1);
-		if ((*s & 0xc0) != 0x80)
-			col++;
-	}
+	/* \r and escapes are drawn escaped (tui/draw): they never reach the terminal. */
+	tline_add_text(l, el, cl->text.s ? cl->text.s : "");
 }
 
 static void

@@ -74,20 +74,8 @@ static void
 output_draw_line(struct pane *p, size_t line, struct tline *l)
 {
 	struct output *o = p->data;
-	const char *c;
-	int col = 0;
 
-	for (c = o->lines[line]; *c != '\0'; c++) {
-		if (*c == '\t') {
-			do
-				tline_add(l, EL_OUTPUT, " ");
-			while (++col % 8 != 0);
-			continue;
-		}
-		tline_addn(l, EL_OUTPUT, c, 1);
-		if ((*c & 0xc0) != 0x80)
-			col++;
-	}
+	tline_add_text(l, EL_OUTPUT, o->lines[line]);
 }
 
 const struct pane_ops pane_output_ops = {

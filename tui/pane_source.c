@@ -95,10 +95,10 @@ static void
 source_draw_line(struct pane *p, size_t line, struct tline *l)
 {
 	struct source *s = p->data;
-	const char *text, *c;
+	const char *text;
 	enum theme_elem el;
 	bool current;
-	int digits = 1, n, col = 0;
+	int digits = 1, n;
 	char buf[16];
 
 	if (s->nlines == 0) {
@@ -114,17 +114,7 @@ source_draw_line(struct pane *p, size_t line, struct tline *l)
 	tline_add(l, el, current ? glyph(G_CURSOR) : " ");
 	tline_add(l, el, " ");
 	text = source_line(p->tui->sc, s->filename, (int)line + 1);
-	for (c = text ? text : ""; *c != '\0'; c++) {
-		if (*c == '\t') {
-			do
-				tline_add(l, el, " ");
-			while (++col % 8 != 0);
-			continue;
-		}
-		tline_addn(l, el, c, 1);
-		if ((*c & 0xc0) != 0x80)
-			col++;
-	}
+	tline_add_text(l, el, text ? text : "");
 }
 
 static void

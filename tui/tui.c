@@ -27,6 +27,7 @@
 #include "core/procfs.h"
 #include "core/render.h"
 #include "core/runner.h"
+#include "core/termsafe.h"
 #include "tui/inside.h"
 #include "tui/termguard.h"
 
@@ -1928,7 +1929,7 @@ tui_run(pid_t pid, struct py_reader *reader, const struct tui_options *opts)
 	free(hpath);
 
 	if (opts->theme != NULL && theme_load(&t->theme, opts->theme, &errs, &cause) != FP_OK) {
-		fprintf(stderr, "flight_profiler: %s\n", cause);
+		termsafe_error(stderr, cause);
 		free(cause);
 		sbuf_free(&errs);
 		tui_free(t);
@@ -1936,14 +1937,14 @@ tui_run(pid_t pid, struct py_reader *reader, const struct tui_options *opts)
 	}
 	/* The first read before the screen: its errors are plain messages. */
 	if ((rc = take_snapshot(t, &cause)) != FP_OK) {
-		fprintf(stderr, "flight_profiler: %s\n", cause ? cause : "cannot read the process");
+		termsafe_error(stderr, cause ? cause : "cannot read the process");
 		free(cause);
 		sbuf_free(&errs);
 		tui_free(t);
 		return rc;
 	}
 	if ((rc = screen_init(t, opts, &cause)) != FP_OK) {
-		fprintf(stderr, "flight_profiler: %s\n", cause);
+		termsafe_error(stderr, cause);
 		free(cause);
 		sbuf_free(&errs);
 		tui_free(t);

@@ -29,6 +29,8 @@ struct agent_job {
 	uint64_t id;		/* its request id; 0 for internal jobs */
 	char *cmd;
 	json_t *args;		/* owned */
+	bool stmt;		/* execute, console: may never return */
+	bool taken;		/* by a worker: no longer queued */
 	bool running;
 	bool done;
 	bool cancelled;		/* by the client, or because it disconnected */
@@ -41,6 +43,17 @@ struct agent_job {
 void agent_send(uint64_t conn, json_t *msg);
 /* The process id as the client sees it (from the directory name). */
 pid_t agent_host_pid(void);
+/*
+ * Around the program's fork() (forkhooks.c): stop our threads so that the
+ * process is as single-threaded as the program left it, then start them
+ * again with the same socket and connections.  Both are no-ops when the
+ * agent does not serve in this process.
+ */
+void agent_park(void);
+void agent_resume(void);
+
+/* ---- jobs.c ---- */
+
 /* Under the GIL, by the worker: the job runs / has finished. */
 void agent_job_mark_running(struct agent_job *job, unsigned long ident);
 void agent_job_mark_done(struct agent_job *job);
@@ -62,5 +75,10 @@ void agent_py_drop_conn(uint64_t conn);
 void agent_py_interrupt(uint64_t conn, uint64_t id);
 /* The commands this agent serves (a new JSON array). */
 json_t *agent_py_capabilities(void);
+
+/* ---- forkhooks.c ---- */
+
+/* Register agent_park/agent_resume with os.register_at_fork, once (takes the GIL). */
+void agent_py_install_fork_hooks(void);
 
 #endif

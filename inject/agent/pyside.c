@@ -72,6 +72,68 @@ static json_t *
 end_errorf(uint64_t id, const char *kind, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* Drop the incomplete UTF-8 sequence a cut may have left at the end of text. */
+static void
+utf8_trim(char *text)
+{
+	size_t n = strlen(text), i = n, need;
+	unsigned char c;
+
+	while (i > 0 && n - i < 3 && ((unsigned char)text[i - 1] & 0xc0) == 0x80)
+		i--;
+	if (i == 0)
+		return;
+	c = (unsigned char)text[i - 1];
+	need = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
+	if (c >= 0xc0 && n - (i - 1) < need)
+		text[i - 1] = '\0';
+}
+
+/*
+ * vsnprintf into a fixed buffer (size > 4); a text cut short is cut at a
+ * character boundary (JSON wants whole UTF-8) and ends with "...".
+ */
+static void
+bounded_vtext(char *buf, size_t size, const char *fmt, va_list ap)
+{
+	int n = vsnprintf(buf, size, fmt, ap);
+
+	if (n >= 0 && (size_t)n >= size) {
+		buf[size - 4] = '\0';
+		utf8_trim(buf);
+		strcat(buf, "...");
+	}
+}
+
+static void
+bounded_text(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static void
+bounded_text(char *buf, size_t size, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	bounded_vtext(buf, size, fmt, ap);
+	va_end(ap);
+}
+
+/* A client's or the program's word quoted in a message: at most QUOTE_MAX bytes. */
+#define QUOTE_MAX 200
+#define QUOTE_BUF (QUOTE_MAX + 4)
+
+static const char *
+brief(const char *s, char buf[QUOTE_BUF])
+{
+	if (strlen(s) <= QUOTE_MAX)
+		return s;
+	memcpy(buf, s, QUOTE_MAX);
+	buf[QUOTE_MAX] = '\0';
+	utf8_trim(buf);
+	strcat(buf, "...");
+	return buf;
+}
+
 static json_t *
 end_errorf(uint64_t id, const char *kind, const char *fmt, ...)
 {
@@ -79,7 +141,7 @@ end_errorf(uint64_t id, const char *kind, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(text, sizeof text, fmt, ap);
+	bounded_vtext(text, sizeof text, fmt, ap);
 	va_end(ap);
 	return proto_new_end_error(id, kind, text);
 }
@@ -245,10 +307,11 @@ static PyObject *
 find_module(uint64_t id, const char *name, json_t **end)
 {
 	PyObject *m = PyDict_GetItemString(PyImport_GetModuleDict(), name);
+	char b[QUOTE_BUF];
 
 	if (m == NULL)
 		*end = end_errorf(id, "notfound", "module '%s' is not imported in process %d",
-		    name, (int)agent_host_pid());
+		    brief(name, b), (int)agent_host_pid());
 	return m;
 }
 
@@ -261,17 +324,18 @@ lookup(uint64_t id, PyObject *obj, const char *name, const char *what, const cha
     json_t **end)
 {
 	PyObject *v = PyObject_GetAttrString(obj, name);
-	char *why;
+	char *why, b[QUOTE_BUF];
 
 	if (v != NULL)
 		return v;
 	if (PyErr_ExceptionMatches(PyExc_AttributeError)) {
 		PyErr_Clear();
-		*end = end_errorf(id, "notfound", "%s '%s' not found in %s", what, name, where);
+		*end = end_errorf(id, "notfound", "%s '%s' not found in %s", what, brief(name, b),
+		    where);
 	} else {
 		why = fmt_exception();
-		*end = end_errorf(id, "raised", "looking up %s '%s' in %s raised %s", what, name,
-		    where, why);
+		*end = end_errorf(id, "raised", "looking up %s '%s' in %s raised %s", what,
+		    brief(name, b), where, why);
 		free(why);
 	}
 	return NULL;
@@ -281,7 +345,7 @@ lookup(uint64_t id, PyObject *obj, const char *name, const char *what, const cha
 static PyObject *
 lookup_class(uint64_t id, PyObject *mod, const char *modname, const char *path, json_t **end)
 {
-	char where[600], *copy = strdup(path), *part, *save = NULL;
+	char where[600], *copy = strdup(path), *part, *save = NULL, b1[QUOTE_BUF], b2[QUOTE_BUF];
 	PyObject *cur = mod, *next;
 
 	if (copy == NULL) {
@@ -289,7 +353,7 @@ lookup_class(uint64_t id, PyObject *mod, const char *modname, const char *path, 
 		return NULL;
 	}
 	Py_INCREF(cur);
-	snprintf(where, sizeof where, "module '%s'", modname);
+	bounded_text(where, sizeof where, "module '%s'", brief(modname, b1));
 	for (part = strtok_r(copy, ".", &save); part != NULL; part = strtok_r(NULL, ".", &save)) {
 		next = lookup(id, cur, part, "class", where, end);
 		Py_DECREF(cur);
@@ -298,7 +362,8 @@ lookup_class(uint64_t id, PyObject *mod, const char *modname, const char *path, 
 			return NULL;
 		}
 		cur = next;
-		snprintf(where, sizeof where, "class '%s' of module '%s'", path, modname);
+		bounded_text(where, sizeof where, "class '%s' of module '%s'", brief(path, b1),
+		    brief(modname, b2));
 	}
 	free(copy);
 	return cur;
@@ -368,7 +433,7 @@ do_getglobal(struct agent_job *job)
 	const char *field = arg_str(job->args, "field"), *expr = arg_str(job->args, "expr");
 	PyObject *mod, *owner, *value, *result;
 	json_t *end = NULL;
-	char where[600], exprtext[800], *why = NULL;
+	char where[600], exprtext[800], *why = NULL, b1[QUOTE_BUF], b2[QUOTE_BUF];
 
 	if (modname == NULL || field == NULL)
 		return proto_new_end_error(job->id, "usage", "getglobal needs a module and a field");
@@ -377,13 +442,14 @@ do_getglobal(struct agent_job *job)
 	if (cls != NULL) {
 		if ((owner = lookup_class(job->id, mod, modname, cls, &end)) == NULL)
 			return end;
-		snprintf(where, sizeof where, "class '%s' of module '%s'", cls, modname);
-		snprintf(exprtext, sizeof exprtext, "%s.%s.%s", modname, cls, field);
+		bounded_text(where, sizeof where, "class '%s' of module '%s'", brief(cls, b1),
+		    brief(modname, b2));
+		bounded_text(exprtext, sizeof exprtext, "%s.%s.%s", modname, cls, field);
 	} else {
 		owner = mod;
 		Py_INCREF(owner);
-		snprintf(where, sizeof where, "module '%s'", modname);
-		snprintf(exprtext, sizeof exprtext, "%s.%s", modname, field);
+		bounded_text(where, sizeof where, "module '%s'", brief(modname, b1));
+		bounded_text(exprtext, sizeof exprtext, "%s.%s", modname, field);
 	}
 	value = lookup(job->id, owner, field, "field", where, &end);
 	Py_DECREF(owner);
@@ -398,7 +464,7 @@ do_getglobal(struct agent_job *job)
 		}
 		Py_DECREF(value);
 		value = result;
-		snprintf(exprtext, sizeof exprtext, "%s", expr);
+		bounded_text(exprtext, sizeof exprtext, "%s", expr);
 	}
 	end = value_result(job->id, exprtext, value, job->args, 0, NULL);
 	Py_DECREF(value);
@@ -423,10 +489,10 @@ do_get_instances(struct agent_job *job)
 	if ((type = lookup_class(job->id, mod, modname, cls, &end)) == NULL)
 		return end;
 	if (!PyType_Check(type)) {
-		char *tn = fmt_type_name(Py_TYPE(type));
+		char *tn = fmt_type_name(Py_TYPE(type)), b1[QUOTE_BUF], b2[QUOTE_BUF];
 
 		end = end_errorf(job->id, "usage", "'%s' in module '%s' is not a class (it is a %s)",
-		    cls, modname, tn);
+		    brief(cls, b1), brief(modname, b2), tn);
 		free(tn);
 		Py_DECREF(type);
 		return end;
@@ -483,6 +549,7 @@ do_vmtool(struct agent_job *job)
 	struct timespec t0;
 	json_t *data;
 	Py_ssize_t collected;
+	char b[QUOTE_BUF];
 
 	if (action != NULL && strcmp(action, "getInstances") == 0)
 		return do_get_instances(job);
@@ -496,7 +563,7 @@ do_vmtool(struct agent_job *job)
 		return proto_new_end_ok(job->id, data);
 	}
 	return end_errorf(job->id, "usage", "vmtool: unknown action '%s' (getInstances, forceGc)",
-	    action ? action : "");
+	    brief(action ? action : "", b));
 }
 
 /* ---- module, execute, console, threads (helper.py) ------------------------- */
@@ -524,6 +591,7 @@ do_module(struct agent_job *job)
 	const char *path = arg_str(job->args, "path");
 	PyObject *r;
 	json_t *end, *mods, *data;
+	char b1[QUOTE_BUF], b2[QUOTE_BUF];
 
 	if (path == NULL)
 		return proto_new_end_error(job->id, "usage", "module needs a file path");
@@ -532,10 +600,10 @@ do_module(struct agent_job *job)
 	data = json_object_get(end, "data");
 	mods = json_object_get(data, "modules");
 	if (json_is_true(json_object_get(end, "ok")) && json_array_size(mods) == 0) {
+		const char *abs = json_string_value(json_object_get(data, "path"));
 		json_t *e = end_errorf(job->id, "notfound", "'%s' is not imported in process %d "
-		    "(no module in sys.modules was loaded from %s)", path, (int)agent_host_pid(),
-		    json_string_value(json_object_get(data, "path")) ?
-			json_string_value(json_object_get(data, "path")) : path);
+		    "(no module in sys.modules was loaded from %s)", brief(path, b1),
+		    (int)agent_host_pid(), brief(abs ? abs : path, b2));
 
 		json_decref(end);
 		return e;
@@ -659,6 +727,8 @@ agent_py_run(struct agent_job *job)
 		return;
 	}
 	g = PyGILState_Ensure();
+	/* Before any answer: a client that got one may make the program fork. */
+	agent_py_install_fork_hooks();
 	agent_job_mark_running(job, PyThread_get_thread_ident());
 	if (!agent_job_is_cancelled(job))
 		end = dispatch(job);

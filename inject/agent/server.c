@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "core/protocol.h"
+#include "inject/agent/jobs.h"
 
 #define MAX_CONNS 32
 #define HANDSHAKE_MS 5000
@@ -51,6 +52,12 @@ struct outmsg {
 	size_t len;
 };
 
+enum agent_state {
+	AGENT_OFF,		/* not serving in this process: fp_agent_start() may start it */
+	AGENT_SERVING,		/* the server thread runs */
+	AGENT_PARKED,		/* stopped for the program's fork(), to be resumed */
+};
+
 static struct {
 	char dir[PATH_MAX];
 	char sock[sizeof ((struct sockaddr_un *)0)->sun_path];
@@ -58,22 +65,24 @@ static struct {
 	int lfd, efd;
 	struct conn conns[MAX_CONNS];
 	size_t nconns;
-	uint64_t next_serial;
-
-	pthread_mutex_t lock;	/* jobs and workers */
-	pthread_cond_t work;
-	struct agent_job *jobs;	/* queued and running, oldest first */
-	unsigned nworkers, nidle, nqueued;
+	uint64_t next_serial;	/* never reset: a forked child keeps counting */
 
 	pthread_mutex_t out_lock;	/* outbox */
 	struct outmsg *out_head, *out_tail;
+
+	pthread_mutex_t state_lock;	/* the fields below */
+	enum agent_state state;
+	pid_t pid;		/* the process serving (getpid() when started) */
+	bool have_server;	/* a server thread to join */
+	pthread_t server;
+	pid_t server_tid;	/* set by the server thread itself */
+	atomic_int stop;	/* the server thread must return */
+	atomic_int failed;	/* it returned: it could not set up */
 } A = {
 	.lfd = -1, .efd = -1,
-	.lock = PTHREAD_MUTEX_INITIALIZER, .work = PTHREAD_COND_INITIALIZER,
 	.out_lock = PTHREAD_MUTEX_INITIALIZER,
+	.state_lock = PTHREAD_MUTEX_INITIALIZER,
 };
-
-static atomic_int started;
 
 static uint64_t
 mono_ms(void)
@@ -160,80 +169,6 @@ agent_send(uint64_t conn, json_t *msg)
 	(void)!write(A.efd, &one, sizeof one);
 }
 
-/* ---- jobs and workers ------------------------------------------------------ */
-
-static void
-job_free(struct agent_job *job)
-{
-	free(job->cmd);
-	json_decref(job->args);
-	free(job);
-}
-
-/* Unlink a job from the list; the lock is held. */
-static void
-job_unlink(struct agent_job *job)
-{
-	struct agent_job **pp;
-
-	for (pp = &A.jobs; *pp != NULL; pp = &(*pp)->next) {
-		if (*pp == job) {
-			*pp = job->next;
-			return;
-		}
-	}
-}
-
-void
-agent_job_mark_running(struct agent_job *job, unsigned long ident)
-{
-	pthread_mutex_lock(&A.lock);
-	job->running = true;
-	job->ident = ident;
-	pthread_mutex_unlock(&A.lock);
-}
-
-void
-agent_job_mark_done(struct agent_job *job)
-{
-	pthread_mutex_lock(&A.lock);
-	job->running = false;
-	job->done = true;
-	pthread_mutex_unlock(&A.lock);
-}
-
-bool
-agent_job_is_cancelled(struct agent_job *job)
-{
-	bool c;
-
-	pthread_mutex_lock(&A.lock);
-	c = job->cancelled;
-	pthread_mutex_unlock(&A.lock);
-	return c;
-}
-
-bool
-agent_job_running_ident(uint64_t conn, uint64_t id, unsigned long *ident)
-{
-	struct agent_job *j;
-	bool found = false;
-
-	pthread_mutex_lock(&A.lock);
-	for (j = A.jobs; j != NULL; j = j->next) {
-		if (j->conn == conn && j->id == id && j->running && !j->done) {
-			*ident = j->ident;
-			found = true;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&A.lock);
-	return found;
-}
-
-/* A job is "taken" once a worker picked it: it is no longer queued. */
-#define JOB_TAKEN(j) ((j)->running || (j)->done || (j)->ident == (unsigned long)-1)
-
 /*
  * Our threads carry their own OS names: otherwise they inherit the name of
  * the thread that started them and pass for the application's own threads
@@ -243,180 +178,6 @@ static void
 name_thread(const char *name)
 {
 	pthread_setname_np(pthread_self(), name);
-}
-
-static void *
-worker_main(void *unused)
-{
-	struct agent_job *job;
-
-	name_thread("fp-agent-work");
-	pthread_mutex_lock(&A.lock);
-	for (;;) {
-		for (job = A.jobs; job != NULL && JOB_TAKEN(job); job = job->next)
-			;
-		if (job == NULL) {
-			A.nidle++;
-			pthread_cond_wait(&A.work, &A.lock);
-			A.nidle--;
-			continue;
-		}
-		job->ident = (unsigned long)-1;	/* taken */
-		A.nqueued--;
-		pthread_mutex_unlock(&A.lock);
-
-		if (job->id == 0) {
-			agent_py_drop_conn(job->conn);
-		} else {
-			agent_py_run(job);
-		}
-
-		pthread_mutex_lock(&A.lock);
-		job_unlink(job);
-		pthread_mutex_unlock(&A.lock);
-		job_free(job);
-		pthread_mutex_lock(&A.lock);
-	}
-	return NULL;
-}
-
-/* Start a worker; the lock is held. */
-static bool
-spawn_worker(void)
-{
-	pthread_attr_t attr;
-	pthread_t t;
-	int rc;
-
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	/* Python code may recurse deeply: give workers a main-thread-sized stack. */
-	pthread_attr_setstacksize(&attr, (size_t)8 << 20);
-	rc = pthread_create(&t, &attr, worker_main, NULL);
-	pthread_attr_destroy(&attr);
-	if (rc != 0)
-		return false;
-	A.nworkers++;
-	return true;
-}
-
-static void
-submit(uint64_t conn, uint64_t id, const char *cmd, json_t *args)
-{
-	struct agent_job *job, **pp;
-	char text[200];
-
-	pthread_mutex_lock(&A.lock);
-	if (id != 0) {
-		for (job = A.jobs; job != NULL; job = job->next) {
-			if (job->conn == conn && job->id == id) {
-				pthread_mutex_unlock(&A.lock);
-				agent_send(conn, proto_new_end_error(id, "usage",
-				    "a request with this id is already running"));
-				return;
-			}
-		}
-	}
-	if (A.nqueued + 1 > A.nidle && A.nworkers < AGENT_MAX_WORKERS)
-		spawn_worker();
-	if (id != 0 && A.nqueued + 1 > A.nidle && A.nworkers >= AGENT_MAX_WORKERS) {
-		pthread_mutex_unlock(&A.lock);
-		snprintf(text, sizeof text, "all %d agent workers are busy (statements that have "
-		    "not returned, or a GIL held by a C call); cancel one or try again later",
-		    AGENT_MAX_WORKERS);
-		agent_send(conn, proto_new_end_error(id, "busy", text));
-		return;
-	}
-	job = calloc(1, sizeof *job);
-	if (job == NULL || (job->cmd = strdup(cmd)) == NULL) {
-		free(job);
-		pthread_mutex_unlock(&A.lock);
-		if (id != 0)
-			agent_send(conn, proto_new_end_error(id, "internal", "out of memory"));
-		return;
-	}
-	job->conn = conn;
-	job->id = id;
-	job->args = args ? json_incref(args) : json_object();
-	for (pp = &A.jobs; *pp != NULL; pp = &(*pp)->next)
-		;
-	*pp = job;
-	A.nqueued++;
-	pthread_cond_signal(&A.work);
-	pthread_mutex_unlock(&A.lock);
-}
-
-struct interrupt {
-	uint64_t conn, id;
-};
-
-static void *
-interrupt_main(void *arg)
-{
-	struct interrupt *in = arg;
-
-	name_thread("fp-agent-intr");
-	agent_py_interrupt(in->conn, in->id);
-	free(in);
-	return NULL;
-}
-
-/* Ask the interpreter to interrupt a running job, from a thread of its own. */
-static void
-spawn_interrupt(uint64_t conn, uint64_t id)
-{
-	struct interrupt *in = malloc(sizeof *in);
-	pthread_attr_t attr;
-	pthread_t t;
-
-	if (in == NULL)
-		return;
-	in->conn = conn;
-	in->id = id;
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	if (pthread_create(&t, &attr, interrupt_main, in) != 0)
-		free(in);
-	pthread_attr_destroy(&attr);
-}
-
-/*
- * Cancel one request (id != 0) or every request of a connection (id == 0,
- * when it closed).  Queued jobs are dropped; running ones are marked and
- * interrupted; their worker sends the "cancelled" end.
- */
-static void
-cancel(uint64_t conn, uint64_t id)
-{
-	struct agent_job *j, *next, *dropped = NULL;
-	uint64_t torun[AGENT_MAX_WORKERS];
-	size_t nrun = 0, i;
-
-	pthread_mutex_lock(&A.lock);
-	for (j = A.jobs; j != NULL; j = next) {
-		next = j->next;
-		if (j->conn != conn || j->id == 0 || (id != 0 && j->id != id))
-			continue;
-		if (!JOB_TAKEN(j)) {
-			job_unlink(j);
-			A.nqueued--;
-			j->next = dropped;
-			dropped = j;
-		} else if (!j->done) {
-			j->cancelled = true;
-			if (nrun < sizeof torun / sizeof torun[0])
-				torun[nrun++] = j->id;
-		}
-	}
-	pthread_mutex_unlock(&A.lock);
-	for (j = dropped; j != NULL; j = next) {
-		next = j->next;
-		if (id != 0)
-			agent_send(conn, proto_new_end_error(j->id, "cancelled", "cancelled before it started"));
-		job_free(j);
-	}
-	for (i = 0; i < nrun; i++)
-		spawn_interrupt(conn, torun[i]);
 }
 
 /* ---- connections ------------------------------------------------------------ */
@@ -517,8 +278,8 @@ conn_close(size_t i)
 	free(c->wbuf);
 	A.conns[i] = A.conns[--A.nconns];
 	if (had_hello) {
-		cancel(serial, 0);
-		submit(serial, 0, "__drop", NULL);
+		jobs_cancel(serial, 0);
+		jobs_submit(serial, 0, "__drop", NULL);
 	}
 }
 
@@ -537,6 +298,20 @@ hello_reply(void)
 	json_object_set_new(m, "host_pid", json_integer(A.host_pid));
 	json_object_set_new(m, "workers", json_integer(AGENT_MAX_WORKERS));
 	json_object_set_new(m, "caps", agent_py_capabilities());
+	return m;
+}
+
+/*
+ * A pong lists the connection's requests that a worker runs now, holding
+ * the GIL: a client whose request takes long can then tell slow Python code
+ * (a slow __repr__) from a worker still waiting for the GIL.
+ */
+static json_t *
+pong_reply(uint64_t conn, uint64_t id)
+{
+	json_t *m = proto_new_simple(PROTO_PONG, id);
+
+	json_object_set_new(m, "running", jobs_running_ids(conn));
 	return m;
 }
 
@@ -566,13 +341,13 @@ handle(struct conn *c, struct proto_msg *msg)
 	}
 	switch (msg->type) {
 	case PROTO_PING:
-		conn_send(c, proto_new_simple(PROTO_PONG, msg->id));
+		conn_send(c, pong_reply(c->serial, msg->id));
 		break;
 	case PROTO_REQUEST:
-		submit(c->serial, msg->id, msg->cmd, msg->args);
+		jobs_submit(c->serial, msg->id, msg->cmd, msg->args);
 		break;
 	case PROTO_CANCEL:
-		cancel(c->serial, msg->id);
+		jobs_cancel(c->serial, msg->id);
 		break;
 	default:
 		snprintf(text, sizeof text, "unexpected %s message from a client", proto_type_name(msg->type));
@@ -725,7 +500,7 @@ serve(void)
 	uint64_t now;
 	size_t i, n;
 
-	for (;;) {
+	while (!atomic_load(&A.stop)) {
 		pfd[0].fd = A.lfd;
 		pfd[0].events = POLLIN;
 		pfd[1].fd = A.efd;
@@ -817,6 +592,21 @@ setup_socket(void)
 	return true;
 }
 
+/*
+ * The server failed to start: a later fp_agent_start() may try again.
+ * Not under state_lock: agent_park() holds it while it joins this thread.
+ */
+static void
+server_failed(void)
+{
+	if (A.lfd >= 0)
+		close(A.lfd);
+	if (A.efd >= 0)
+		close(A.efd);
+	A.lfd = A.efd = -1;
+	atomic_store(&A.failed, 1);
+}
+
 static void *
 server_main(void *unused)
 {
@@ -824,53 +614,135 @@ server_main(void *unused)
 	struct timespec ten_ms = { 0, 10 * 1000 * 1000 };
 
 	name_thread("fp-agent");
-	/* Injected at a safe point, maybe before the interpreter is up. */
-	while (!agent_py_ready()) {
-		if (mono_ms() > deadline) {
-			report("the interpreter was not initialized (or is finalizing) within %d s",
-			    READY_WAIT_MS / 1000);
-			atomic_store(&started, 0);
+	A.server_tid = jobs_gettid();
+	/* Set up once; a resumed server finds its socket and connections. */
+	if (A.lfd < 0) {
+		/* Injected at a safe point, maybe before the interpreter is up. */
+		while (!agent_py_ready()) {
+			if (atomic_load(&A.stop))
+				return NULL;
+			if (mono_ms() > deadline) {
+				report("the interpreter was not initialized (or is finalizing) within %d s",
+				    READY_WAIT_MS / 1000);
+				server_failed();
+				return NULL;
+			}
+			nanosleep(&ten_ms, NULL);
+		}
+		if (!setup_socket()) {
+			server_failed();
 			return NULL;
 		}
-		nanosleep(&ten_ms, NULL);
-	}
-	if (!setup_socket()) {
-		if (A.lfd >= 0)
-			close(A.lfd);
-		if (A.efd >= 0)
-			close(A.efd);
-		A.lfd = A.efd = -1;
-		atomic_store(&started, 0);
-		return NULL;
+		/* Keep our threads out of the program's fork() (forkhooks.c). */
+		jobs_submit(0, 0, "__hooks", NULL);
 	}
 	serve();
 	return NULL;
 }
 
 /*
+ * Start the server thread, with every signal blocked so that the
+ * application's signals keep going to its own threads; state_lock is held.
+ */
+static bool
+start_server(void)
+{
+	sigset_t all, old;
+	pthread_attr_t attr;
+	bool ok;
+
+	if (A.have_server) {
+		/* One that failed and returned: reap it. */
+		pthread_join(A.server, NULL);
+		A.have_server = false;
+	}
+	atomic_store(&A.stop, 0);
+	atomic_store(&A.failed, 0);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_init(&attr);
+	ok = pthread_create(&A.server, &attr, server_main, NULL) == 0;
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	A.have_server = ok;
+	return ok;
+}
+
+/* Make the server thread return and join it; state_lock is held. */
+static void
+stop_server(void)
+{
+	uint64_t one = 1;
+
+	if (!A.have_server)
+		return;
+	atomic_store(&A.stop, 1);
+	if (A.efd >= 0)
+		(void)!write(A.efd, &one, sizeof one);
+	jobs_join_thread(A.server, A.server_tid);
+	A.have_server = false;
+}
+
+void
+agent_park(void)
+{
+	pthread_mutex_lock(&A.state_lock);
+	if (A.state == AGENT_SERVING && A.pid == getpid() && !atomic_load(&A.failed)) {
+		stop_server();
+		jobs_park();
+		A.state = AGENT_PARKED;
+	}
+	pthread_mutex_unlock(&A.state_lock);
+}
+
+void
+agent_resume(void)
+{
+	pthread_mutex_lock(&A.state_lock);
+	if (A.state == AGENT_PARKED && A.pid == getpid()) {
+		jobs_resume();
+		A.state = start_server() ? AGENT_SERVING : AGENT_OFF;
+	}
+	pthread_mutex_unlock(&A.state_lock);
+}
+
+/*
  * After fork() only the forking thread exists in the child: our threads
- * are gone, so forget them and let a later fp_agent_start() begin anew.
+ * are gone, and the socket, the eventfd and the connections are the
+ * parent's.  Close our copies and stay dormant: a flight_profiler that
+ * attaches to the child calls fp_agent_start() again with the child's
+ * own directory.
  */
 static void
 atfork_child(void)
 {
+	struct outmsg *m, *next;
 	size_t i;
 
 	if (A.lfd >= 0)
 		close(A.lfd);
 	if (A.efd >= 0)
 		close(A.efd);
-	for (i = 0; i < A.nconns; i++)
+	for (i = 0; i < A.nconns; i++) {
 		close(A.conns[i].fd);
+		proto_decoder_free(&A.conns[i].dec);
+		free(A.conns[i].wbuf);
+	}
 	A.lfd = A.efd = -1;
 	A.nconns = 0;
-	A.jobs = NULL;
-	A.nworkers = A.nidle = A.nqueued = 0;
+	for (m = A.out_head; m != NULL; m = next) {
+		next = m->next;
+		free(m->frame);
+		free(m);
+	}
 	A.out_head = A.out_tail = NULL;
-	pthread_mutex_init(&A.lock, NULL);
+	A.dir[0] = A.sock[0] = '\0';
+	jobs_forget();
+	A.state = AGENT_OFF;
+	A.have_server = false;
+	atomic_store(&A.failed, 0);
 	pthread_mutex_init(&A.out_lock, NULL);
-	pthread_cond_init(&A.work, NULL);
-	atomic_store(&started, 0);
+	pthread_mutex_init(&A.state_lock, NULL);
 }
 
 static pid_t
@@ -890,8 +762,10 @@ pid_from_dir(const char *dir)
 
 /*
  * The bootstrap: called by the injector (or a test) on an arbitrary thread
- * of the target.  Only starts the server thread, with every signal blocked
- * so that the application's signals keep going to its own threads.
+ * of the target.  Only starts the server thread and returns.  Called again
+ * in a process where the agent serves, it does nothing (never twice); in a
+ * forked child, where the inherited agent is dormant, it starts it anew
+ * with the child's directory; a parked agent is resumed.
  */
 __attribute__((visibility("default"))) void fp_agent_start(const char *arg);
 
@@ -899,25 +773,25 @@ void
 fp_agent_start(const char *arg)
 {
 	static atomic_int atfork_done;
-	sigset_t all, old;
-	pthread_attr_t attr;
-	pthread_t t;
 	size_t len;
 
 	if (arg == NULL || (len = strlen(arg)) == 0 || len >= sizeof A.dir)
 		return;
-	if (atomic_exchange(&started, 1) != 0)
-		return;		/* already serving: never twice */
 	if (atomic_exchange(&atfork_done, 1) == 0)
 		pthread_atfork(NULL, NULL, atfork_child);
-	memcpy(A.dir, arg, len + 1);
-	A.host_pid = pid_from_dir(A.dir);
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	if (pthread_create(&t, &attr, server_main, NULL) != 0)
-		atomic_store(&started, 0);
-	pthread_attr_destroy(&attr);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_mutex_lock(&A.state_lock);
+	if (A.state == AGENT_PARKED && A.pid == getpid()) {
+		pthread_mutex_unlock(&A.state_lock);
+		agent_resume();
+		return;
+	}
+	if (A.state == AGENT_SERVING && atomic_load(&A.failed))
+		A.state = AGENT_OFF;	/* start_server() reaps the thread */
+	if (A.state == AGENT_OFF) {
+		memcpy(A.dir, arg, len + 1);
+		A.host_pid = pid_from_dir(A.dir);
+		A.pid = getpid();
+		A.state = start_server() ? AGENT_SERVING : AGENT_OFF;
+	}
+	pthread_mutex_unlock(&A.state_lock);
 }

@@ -75,7 +75,7 @@ def test_getglobal_depth_raw_verbose(python, agent_target, profiler):
     assert "24" in b["VALUE"]
     assert "more items" not in b["VALUE"]
     assert failed(profiler.cmd(t.pid, "getglobal __main__ G_LIST -x 9"), EXIT_USAGE).endswith(
-        "getglobal: --expand must be between 0 and 4, not 9")
+        "getglobal: -x wants a depth from 0 to 4, not '9'")
 
 
 def test_getglobal_class_fields_and_expressions(python, agent_target, profiler):
@@ -287,7 +287,8 @@ def test_never_returning_statement_blocks_nothing(python, agent_target, profiler
 def test_stack_gains_names_locals_and_tasks(python, agent_target, profiler):
     t = agent_target(python)
     plain = profiler.stack_text(t.pid)
-    assert "(py-worker)" not in plain          # no agent yet: OS names only
+    # No agent yet: Python's names all the same, read from threading's registry.
+    assert "(py-worker)" in plain and "(loop-thread)" in plain
     assert not agent_mappings(t.pid) and not os.path.exists(agent_dir(t.pid))
     text = profiler.stack_text(t.pid, "--locals")
     assert "(py-worker)" in text and "(loop-thread)" in text

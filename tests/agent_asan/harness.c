@@ -170,14 +170,22 @@ data_has(struct proto_msg *end, const char *needle)
 	return r;
 }
 
+static int raw_connect(void);
+
 static struct session *
 connect_session(void)
 {
 	struct session *s = NULL;
 	char *cause = NULL;
 
-	if (session_connect(getpid(), sock_path, 5000, &s, NULL, &cause) != FP_OK) {
-		diag("session_connect: %s", cause ? cause : "?");
+	int fd = raw_connect();
+
+	if (fd < 0) {
+		diag("connect %s: %s", sock_path, strerror(errno));
+		return NULL;
+	}
+	if (session_open(getpid(), fd, 5000, &s, &cause) != FP_OK) {
+		diag("session_open: %s", cause ? cause : "?");
 		free(cause);
 		return NULL;
 	}
@@ -481,6 +489,65 @@ raw_tests(void)
 
 /* ---- main ------------------------------------------------------------------ */
 
+/*
+ * os.fork() with the agent serving (forkhooks.c, server.c): its threads
+ * park before and resume after, in the parent; in the child, dormant, it
+ * starts again when fp_agent_start() is called there with another
+ * directory, and answers a request.  Returns the child's exit status.
+ */
+static const char fork_py[] =
+	"import ctypes, json, os, socket, struct, time, warnings\n"
+	"def _fp_fork_check(agent, d):\n"
+	"    with warnings.catch_warnings():\n"
+	"        warnings.simplefilter('ignore')\n"
+	"        pid = os.fork()\n"
+	"    if pid:\n"
+	"        return os.waitpid(pid, 0)[1]\n"
+	"    good = False\n"
+	"    try:\n"
+	"        ctypes.CDLL(agent).fp_agent_start(d.encode())\n"
+	"        p = d + '/agent.sock'\n"
+	"        for _ in range(1000):\n"
+	"            if os.path.exists(p):\n"
+	"                break\n"
+	"            time.sleep(0.01)\n"
+	"        s = socket.socket(socket.AF_UNIX)\n"
+	"        s.settimeout(20)\n"
+	"        s.connect(p)\n"
+	"        def send(o):\n"
+	"            b = json.dumps(o).encode()\n"
+	"            s.sendall(struct.pack('>I', len(b)) + b)\n"
+	"        def recv():\n"
+	"            n = struct.unpack('>I', s.recv(4, socket.MSG_WAITALL))[0]\n"
+	"            return json.loads(s.recv(n, socket.MSG_WAITALL))\n"
+	"        send({'t': 'hello', 'proto': 1})\n"
+	"        hello = recv()\n"
+	"        send({'t': 'req', 'id': 1, 'cmd': 'getglobal', 'args': {'module': 'os', 'field': 'name'}})\n"
+	"        m = recv()\n"
+	"        good = hello.get('pid') == os.getpid() and m.get('ok') and m['data']['value'] == {'r': \"'posix'\"}\n"
+	"    finally:\n"
+	"        os._exit(0 if good else 1)\n";
+
+static long
+fork_check(const char *agent, const char *child_dir)
+{
+	PyObject *main, *fn, *r;
+	long status = -1;
+
+	if (PyRun_SimpleString(fork_py) != 0)
+		return -1;
+	main = PyImport_AddModule("__main__");
+	fn = main ? PyObject_GetAttrString(main, "_fp_fork_check") : NULL;
+	r = fn ? PyObject_CallFunction(fn, "ss", agent, child_dir) : NULL;
+	if (r != NULL)
+		status = PyLong_AsLong(r);
+	else
+		PyErr_Print();
+	Py_XDECREF(r);
+	Py_XDECREF(fn);
+	return status;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -531,7 +598,7 @@ main(int argc, char **argv)
 	    sock_path);
 
 	s = connect_session();
-	if (!ok(s != NULL, "hello through session_connect"))
+	if (!ok(s != NULL, "hello through session_open"))
 		return done_testing();
 	diag("agent %s, build %s, python %s", session_info(s)->agent, session_info(s)->build,
 	    session_info(s)->python);
@@ -779,6 +846,22 @@ main(int argc, char **argv)
 		proto_decoder_free(&d);
 		close(fd);
 		ok(nend == 12 && nbusy >= 4, "12 requests at once on 8 workers: 12 ends, %d busy", nbusy);
+	}
+
+	/* The program forks: parked and resumed here, started anew in the child. */
+	{
+		char child_dir[sizeof dir + 8], child_sock[sizeof dir + 24];
+
+		snprintf(child_dir, sizeof child_dir, "%s-child", dir);
+		mkdir(child_dir, 0700);
+		PyEval_RestoreThread(ts);
+		ok(fork_check(argv[1], child_dir) == 0, "os.fork(): the child starts its own agent and it answers");
+		ts = PyEval_SaveThread();
+		t0 = ticks(s);
+		ok(t0 > 0, "the parent's agent answers after the fork (ticks %lld)", t0);
+		snprintf(child_sock, sizeof child_sock, "%s/agent.sock", child_dir);
+		unlink(child_sock);
+		rmdir(child_dir);
 	}
 
 	/* The application kept running through all of it. */

@@ -2,15 +2,26 @@
  * injtool — inject_load() from the command line, for the tests:
  *   injtool PID LIBRARY SYMBOL ARG [TIMEOUT_MS]
  * Prints "ok <microseconds>" or "error <status>: <cause>"; exits with the
- * status.
+ * status.  SIGUSR2 does what a fatal signal does to flight_profiler (its
+ * handler lets go of the target: inject_release_all()) and exits with 3.
  */
 #include "config.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "core/util.h"
 #include "inject/inject.h"
+
+static void
+on_usr2(int sig)
+{
+	(void)sig;
+	inject_release_all();
+	_exit(3);
+}
 
 int
 main(int argc, char **argv)
@@ -28,6 +39,7 @@ main(int argc, char **argv)
 	if (argc == 6)
 		opts.timeout_ms = atoi(argv[5]);
 	atexit(inject_release_all);
+	signal(SIGUSR2, on_usr2);
 	t0 = now_ns();
 	rc = inject_load((pid_t)atoi(argv[1]), argv[2], argv[3],
 	    argv[4][0] ? argv[4] : NULL, &opts, &cause);

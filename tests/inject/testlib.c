@@ -3,7 +3,9 @@
  * constructor does nothing; bootstrap(path) copies its argument (the
  * injector unmaps it as soon as bootstrap returns), starts a detached
  * thread with every signal blocked, and returns at once.  The thread writes
- * "loaded <pid>" to the file.
+ * "loaded <pid>" to the file.  slow_bootstrap(path) writes "entered" to the
+ * file and takes a second to return: the injector can be killed while the
+ * hijacked thread runs it.
  */
 #include <fcntl.h>
 #include <pthread.h>
@@ -11,9 +13,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 void bootstrap(const char *arg) __attribute__((visibility("default")));
+void slow_bootstrap(const char *arg) __attribute__((visibility("default")));
 
 static void *
 writer(void *p)
@@ -50,4 +54,22 @@ bootstrap(const char *arg)
 		free(path);
 	pthread_attr_destroy(&attr);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
+void
+slow_bootstrap(const char *arg)
+{
+	struct timespec second = { 1, 0 };
+	int fd;
+
+	if (arg == NULL)
+		return;
+	fd = open(arg, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd != -1) {
+		if (write(fd, "entered\n", 8) != 8)
+			(void)unlink(arg);
+		close(fd);
+	}
+	while (nanosleep(&second, &second) == -1)
+		continue;
 }

@@ -27,3 +27,20 @@ def test_native_merges_c_frames_around_python_frames(python, launch, profiler):
     # The sleeping thread is in the C implementation of time.sleep.
     inner = [f.function for f in native.frames[last_py + 1:]]
     assert any("sleep" in s for s in inner), inner
+
+
+def test_native_does_not_break_epoll_waits(python, launch, profiler, tmp_path):
+    """`stack --native` stops every thread; a thread in epoll_wait,
+    epoll_pwait or epoll_pwait2 (through ctypes, as C code calls them: no
+    EINTR retry) must not see EINTR for it, as it sees none for select or
+    poll: the kernel returns EINTR from the epoll waits where others get a
+    restart code, and the stop must not show."""
+    log = tmp_path / "epoll.log"
+    log.write_text("")
+    target = launch("epoll_wait.py", python, env={"FP_EPOLL_LOG": str(log)})
+    for _ in range(3):
+        stack = profiler.stack(target.pid, "--native")
+        names = [t.name for t in stack.threads]
+        assert "ep-wait" in names and "ep-pwait" in names, names
+    # Every wait the stops broke off would have failed at once.
+    assert log.read_text() == "", "EINTR reached the program: %s" % log.read_text()

@@ -6,6 +6,8 @@
                           with the agent: locals, Python thread names,
                           completion of names, the console
     tuitest.py linemode   line mode and --cmd print the same text
+    tuitest.py hostile    only the screens of a target whose names hold
+                          terminal controls, on every interpreter
 
 Prints TAP for automake's tap-driver.sh (plan at the end).  Standard library
 only; run with Debian's /usr/bin/python3.  make check sets FP_BINARY,
@@ -93,15 +95,16 @@ def pythons():
 # ---- a target ---------------------------------------------------------------
 
 class Target:
-    """tests/targets/threads.py copied into `workdir` (a path of fixed
-    length, so masking it keeps columns) and started; ready when it says so."""
+    """tests/targets/threads.py (or `script`) copied into `workdir` (a path
+    of fixed length, so masking it keeps columns) and started; ready when it
+    says so."""
 
-    def __init__(self, exe, workdir):
-        for name in ("threads.py", "_fptarget.py"):
+    def __init__(self, exe, workdir, script="threads.py"):
+        for name in (script, "_fptarget.py"):
             shutil.copy(os.path.join(TARGETS, name), workdir)
         r, w = os.pipe()
         env = dict(os.environ, FP_READY_FD=str(w), PYTHONDONTWRITEBYTECODE="1")
-        self.proc = subprocess.Popen([exe, os.path.join(workdir, "threads.py")], cwd=workdir,
+        self.proc = subprocess.Popen([exe, os.path.join(workdir, script)], cwd=workdir,
                                      env=env, pass_fds=(w,), stdin=subprocess.DEVNULL,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         os.close(w)
@@ -120,6 +123,8 @@ class Target:
             raise RuntimeError("target %s did not become ready: %s" % (
                 exe, self.proc.stderr.read().decode(errors="replace")))
         self.pid = self.proc.pid
+        # An agent directory left by an earlier process of this pid is not ours.
+        shutil.rmtree("/tmp/.flight_profiler-%d" % self.pid, ignore_errors=True)
 
     def tids(self):
         try:
@@ -542,6 +547,36 @@ def smoke(version, exe, workdir):
             target.stop()
 
 
+def names_smoke(version, exe, workdir):
+    """Threads named only in Python (pynames.py): the threads pane and the
+    title bar's GIL holder show their names, and the agent stays out."""
+    tmux = Tmux(120, 30)
+    target = None
+    name = "CPython %s Python-only names" % version
+    try:
+        target = Target(exe, workdir, "pynames.py")
+        s = Session(tmux, target, workdir)
+        TAP.ok(s.wait(has("\u0437\u0430\u0433\u0440\u0443\u0437\u0447\u0438\u043a-1",
+                          "\u6570\u636e", "caf\u00e9-\u00fc", "after-rename", "Dummy-1",
+                          "MainThread",
+                          "GIL: \u0434\u0435\u0440\u0436\u0430\u0442\u0435\u043b\u044c-GIL"),
+                      "names") is not None,
+               "%s: the threads pane and the GIL holder show them" % name)
+        s.tmux.keys("q")
+        rc, same, diff = s.finished()
+        TAP.ok(rc == 0 and same, "%s: quit restores the terminal" % name,
+               "rc %s\n%s" % (rc, diff))
+        check_target(target, name, False)
+        TAP.ok(not os.path.exists("/tmp/.flight_profiler-%d" % target.pid),
+               "%s: no agent directory" % name)
+    except RuntimeError as e:
+        TAP.ok(False, name, str(e))
+    finally:
+        tmux.kill()
+        if target:
+            target.stop()
+
+
 # ---- with the agent -----------------------------------------------------------
 
 def agent_libraries(pid):
@@ -822,7 +857,7 @@ def layout_sizes(target, workdir):
             sc = s.wait(has("Threads 5", "Stack \u00b7"), "open") or ""
             threads = sc.split("Stack \u00b7")[0] if cols < 110 else sc
             if cols == 40:
-                TAP.ok(re.search(r"^\u2502\u25b6 <ID> python3\.12 ", threads, re.M) is not None,
+                TAP.ok(re.search(r"^\u2502\u25b6 <ID> MainThread ", threads, re.M) is not None,
                        "40x10: the threads pane shows a thread row", sc)
             elif cols == 160:
                 TAP.ok("Condition.wait (threading.py:355)\u2502" in sc,
@@ -964,6 +999,75 @@ def newuser(exe, workdir):
             shutil.rmtree("/tmp/.flight_profiler-%d" % target.pid, ignore_errors=True)
 
 
+# What a terminal acts on: C0 but \t and \n, DEL, C1, bidi controls, separators.
+CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e"
+                      "\u2066-\u2069\u2028\u2029]")
+
+
+def hostile(version, exe, workdir):
+    """tests/targets/hostile.py names its threads, functions and files with
+    ESC ] 0 (retitle), ESC [ 2 J (clear), BEL, U+009B and U+202E, and prints
+    them in the console: the panes show them escaped (\\x1b, \\u009b), the
+    terminal's title and screen stay ours."""
+    name = "hostile names, CPython %s" % version
+    evil = r"\x1b]0;PWNED\x07\x1b[2J\u009b31m\u202eevil"
+    tmux = Tmux(200, 50)
+    target = None
+    try:
+        target = Target(exe, workdir, "hostile.py")
+        title = tmux.run("display-message", "-p", "#{pane_title}").stdout
+
+        def clean(where):
+            screen = tmux.capture(escapes=True)
+            bad = sorted(set(CONTROLS.findall(re.sub(r"\x1b\[[0-9;]*m", "", screen))))
+            now = tmux.run("display-message", "-p", "#{pane_title}").stdout
+            TAP.ok(not bad and now == title,
+                   "%s: %s: no control reaches the terminal, its title stays" % (name, where),
+                   "controls on the screen: %r; title %r, was %r" % (bad, now, title))
+
+        s = Session(tmux, target, workdir)
+        TAP.ok(s.wait(has("Threads 5", r"\x1b]0;PWN\x07"), "open") is not None,
+               name + ": an OS thread name shows escaped in the threads pane")
+        clean("threads pane")
+        s.tmux.keys("\\")
+        s.tmux.type("py-")
+        s.tmux.keys("Enter")
+        qualname = tuple(int(v) for v in version.split(".")[:2]) >= (3, 11)
+        TAP.ok(s.wait(has("Threads 1/5", "Stack \u00b7 py-" + evil + r"\nTraceback fo",
+                          # the threads pane widens for the long TOP: names may be cut
+                          ("qn" if qualname else "fn") + r"\x1b]0;PWNED\x07",
+                          r"\u009b31m\u202eevil.py:"), "stack") is not None,
+               name + ": function and file names show escaped in the stack pane")
+        clean("stack pane")
+        s.tmux.keys("c")
+        s.wait(has("[y/N]"), "load question")
+        s.tmux.keys("y")
+        s.wait(has(">>>", "console inside process"), "console")
+        s.tmux.type("import __main__; print(__main__.EVIL)")
+        s.tmux.keys("Enter")
+        s.tmux.type("__main__.G_EVIL")
+        s.tmux.keys("Enter")
+        TAP.ok(s.wait(lambda sc: console_line(evil)(sc) and console_line("<%s>" % evil)(sc),
+                      "console output") is not None,
+               name + ": console output and reprs show escaped")
+        clean("console")
+        s.tmux.keys("Escape")
+        TAP.ok(s.wait(has("left the console", "py-" + evil + r"\nTraceback for thread 1"),
+                      "python names") is not None,
+               name + ": a Python thread name shows escaped, its line break too")
+        clean("Python thread names")
+        s.tmux.keys("q")
+        check_restored(s, name, 0)
+        check_target(target, name, True)
+    except RuntimeError as e:
+        TAP.ok(False, name, str(e))
+    finally:
+        tmux.kill()
+        if target:
+            target.stop()
+            shutil.rmtree("/tmp/.flight_profiler-%d" % target.pid, ignore_errors=True)
+
+
 def screens():
     if shutil.which("tmux") is None:
         TAP.skip("TUI screens", "tmux is not installed (apt-get install tmux)")
@@ -986,11 +1090,26 @@ def screens():
             newuser(found[0], workdir)
             signals(found[0], workdir)
             target_exits(found[0], workdir)
+            hostile(want, found[0], workdir)
         else:
             TAP.skip("golden screens", "CPython %s is not configured (goldens are made with it)" % want)
         for version, exe in pythons():
             smoke(version, exe, workdir)
+            names_smoke(version, exe, workdir)
             agent_smoke(version, exe, workdir)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def hostile_only():
+    """tuitest.py hostile: only the hostile-names screens, on every interpreter."""
+    if shutil.which("tmux") is None:
+        TAP.skip("hostile names", "tmux is not installed")
+        return
+    workdir = tempfile.mkdtemp(prefix="fptui.", dir="/tmp")
+    try:
+        for version, exe in pythons():
+            hostile(version, exe, workdir)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
@@ -1017,7 +1136,7 @@ def linemode():
         pid = str(target.pid)
         saved = os.path.join(workdir, "saved.txt")
         commands = ["help", "help stack", "stack", "bogus", "stack --nope", "help nope",
-                    "stack -f " + saved, "stack 1", ""]
+                    "stack -f " + saved, "stack 1"]
         for cmd in commands:
             c_rc, c_out, c_err = run([BIN, pid, "--cmd", cmd], env=env)
             l_rc, l_out, l_err = run([BIN, pid], stdin=(cmd + "\n").encode(), env=env)
@@ -1026,6 +1145,11 @@ def linemode():
                    "--cmd: rc %d\n%s%s\nline mode: rc %d\n%s%s" % (
                        c_rc, c_out.decode(errors="replace"), c_err.decode(errors="replace"),
                        l_rc, l_out.decode(errors="replace"), l_err.decode(errors="replace")))
+        # An empty line at the prompt does nothing; an empty --cmd is a mistake.
+        TAP.ok(run([BIN, pid], stdin=b"\n", env=env) == (0, b"", b""),
+               "line mode: an empty line does nothing")
+        TAP.ok(run([BIN, pid, "--cmd", ""], env=env)[:2] == (2, b""),
+               "an empty --cmd is a usage error")
         # several commands: the concatenation, and the last one's status
         script = "help\nstack\nbogus\n"
         outs, errs, rc = b"", b"", 0
@@ -1096,7 +1220,8 @@ def newuser_only():
 def main():
     what = sys.argv[1] if len(sys.argv) > 1 else "screens"
     try:
-        {"screens": screens, "linemode": linemode, "newuser": newuser_only}[what]()
+        {"screens": screens, "linemode": linemode, "newuser": newuser_only,
+         "hostile": hostile_only}[what]()
     except Exception as e:  # a harness bug must show as a failure, not a pass
         TAP.ok(False, "harness", "%s: %s" % (type(e).__name__, e))
     TAP.done()

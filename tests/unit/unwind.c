@@ -13,6 +13,8 @@
 #include <sys/wait.h>
 
 #include <errno.h>
+#include <limits.h>
+#include <link.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -22,6 +24,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/elfimage.h"
 #include "core/procfs.h"
 #include "core/pystack.h"
 #include "core/tstop.h"
@@ -557,10 +560,71 @@ test_python(void)
 	kill_and_reap(pid);
 }
 
+struct bias_check {
+	struct proc_maps maps;
+	int checked, wrong;
+};
+
+/* One object of ours: the bias from its maps and file is ld.so's l_addr. */
+static int
+check_bias(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct bias_check *bc = arg;
+	const struct elf_segment *segs;
+	struct elf_image *img;
+	char path[PATH_MAX];
+	uint64_t bias = 0;
+	bool found = false;
+	size_t i, n;
+	ssize_t len;
+
+	(void)size;
+	/* /proc/self/maps has the real path, ld.so the one it was asked for. */
+	if (info->dlpi_name[0] == '/') {
+		if (realpath(info->dlpi_name, path) == NULL)
+			return 0;
+	} else if (info->dlpi_name[0] != '\0' || (len = readlink(
+	    "/proc/self/exe", path, sizeof path - 1)) <= 0)
+		return 0;	/* the vdso */
+	else
+		path[len] = '\0';
+	if (elf_image_open(path, &img, NULL) != 0)
+		return 0;
+	segs = elf_image_segments(img, &n);
+	for (i = 0; n > 0 && !found && i < bc->maps.n; i++)
+		found = bc->maps.maps[i].path != NULL &&
+		    strcmp(bc->maps.maps[i].path, path) == 0 &&
+		    elf_load_bias(&segs[0], elf_image_is_dyn(img),
+		    &bc->maps.maps[i], &bias);
+	bc->checked++;
+	if (!found || bias != info->dlpi_addr) {
+		bc->wrong++;
+		diag("%s: bias %#llx, ld.so says %#llx", path,
+		    (unsigned long long)bias, (unsigned long long)info->dlpi_addr);
+	}
+	elf_image_close(img);
+	return 0;
+}
+
+/* elf_load_bias() for every object mapped in this very process. */
+static void
+test_load_bias(void)
+{
+	struct bias_check bc = { .checked = 0 };
+
+	if (!ok(procfs_maps_read(getpid(), &bc.maps, NULL) == 0, "read our maps"))
+		return;
+	dl_iterate_phdr(check_bias, &bc);
+	ok(bc.checked >= 2 && bc.wrong == 0, "load bias of %d objects as ld.so "
+	    "has it (%d wrong)", bc.checked, bc.wrong);
+	procfs_maps_free(&bc.maps);
+}
+
 int
 main(void)
 {
 	signal(SIGPIPE, SIG_IGN);
+	test_load_bias();
 	test_c_child();
 	test_gone();
 	test_group_stopped();

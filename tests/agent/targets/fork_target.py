@@ -1,0 +1,80 @@
+"""Target of the fork tests: a single-threaded program that imports nothing
+special and calls os.fork() from __main__ when told to, with warnings at
+their defaults (so CPython 3.12+ would print its "multi-threaded, use of
+fork()" DeprecationWarning on stderr if it found a thread of ours).
+
+Driven through files in the folder $FORK_DIR, never by signals:
+    fork        appears: fork ($FORK_MODE "thread": from a new thread;
+                "multiprocessing": a Process of the "fork" start method)
+    child.pid   written by the child once it runs (VALUE is "child" there)
+    stop-child  appears: the child exits (status 0)
+    stop        appears: the parent reaps the child, writes child.status
+                (the child's exit status) and exits 0
+Prints nothing.  Runs on CPython 3.8 and later.
+"""
+
+import os
+import sys
+import time
+
+VALUE = "parent"
+HERE = os.environ["FORK_DIR"]
+MODE = os.environ.get("FORK_MODE", "main")
+
+
+def wait_for(name):
+    path = os.path.join(HERE, name)
+    while not os.path.exists(path):
+        time.sleep(0.01)  # @wait
+
+
+def put(name, text):
+    path = os.path.join(HERE, name)
+    with open(path + ".tmp", "w") as f:
+        f.write(text)
+    os.rename(path + ".tmp", path)
+
+
+def child():
+    global VALUE
+    VALUE = "child"
+    put("child.pid", str(os.getpid()))
+    wait_for("stop-child")
+
+
+def fork():
+    pid = os.fork()
+    if pid == 0:
+        child()
+        os._exit(0)
+    return pid
+
+
+def main():
+    fd = int(os.environ["FP_READY_FD"])
+    os.write(fd, b"ready\n")
+    os.close(fd)
+    wait_for("fork")
+    if MODE == "thread":
+        import threading
+        box = []
+        t = threading.Thread(target=lambda: box.append(fork()), name="forker")
+        t.start()
+        t.join()
+        pid = box[0]
+    elif MODE == "multiprocessing":
+        import multiprocessing
+        process = multiprocessing.get_context("fork").Process(target=child)
+        process.start()
+        wait_for("stop")
+        process.join()
+        put("child.status", str(process.exitcode))
+        return
+    else:
+        pid = fork()
+    wait_for("stop")
+    put("child.status", str(os.waitpid(pid, 0)[1]))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,67 @@
+/* memread unit test: deferred page reads and their batched fetch. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "core/memread.h"
+#include "tests/unit/tap.h"
+
+int
+main(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	unsigned char *m, buf[16];
+	uint64_t a, b, c, v = 0;
+	struct mem_cache *mc;
+	int rc;
+
+	/* Three pages, the middle one unmapped: the batch must not stop there. */
+	m = mmap(NULL, 3 * (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return 1;
+	memset(m, 0xaa, (size_t)page);
+	memset(m + 2 * page, 0xcc, (size_t)page);
+	munmap(m + page, (size_t)page);
+	a = (uintptr_t)m + 8;
+	b = (uintptr_t)m + (uint64_t)page + 8;
+	c = (uintptr_t)m + 2 * (uint64_t)page + 8;
+
+	mc = mem_cache_new(getpid(), 64);
+	mem_cache_defer(mc, true);
+	errno = 0;
+	rc = mem_cache_read(mc, a, buf, sizeof buf);
+	ok(rc == -1 && errno == EAGAIN, "deferring: a page not cached fails with EAGAIN");
+	ok(mem_cache_read(mc, b, buf, sizeof buf) == -1 && mem_cache_read(mc, c, buf, 8) == -1,
+	    "deferring: every miss fails");
+	is_int(mem_cache_fetch(mc), 3, "fetch reads the three noted pages");
+	ok(mem_cache_read_u64(mc, a, &v) == 0 && v == 0xaaaaaaaaaaaaaaaaull,
+	    "after the fetch, the first page is there");
+	ok(mem_cache_read_u64(mc, c, &v) == 0 && v == 0xccccccccccccccccull,
+	    "the page after an unmapped one is read too");
+	errno = 0;
+	rc = mem_cache_read(mc, b, buf, sizeof buf);
+	ok(rc == -1 && errno == EFAULT, "the unmapped page fails with EFAULT");
+	is_int(mem_cache_fetch(mc), 0, "nothing left to fetch");
+	mem_cache_defer(mc, false);
+	mem_cache_clear(mc);
+	ok(mem_cache_read_u64(mc, c, &v) == 0 && v == 0xccccccccccccccccull,
+	    "not deferring: reads read at once");
+	mem_cache_free(mc);
+
+	{
+		uint64_t addrs[4] = { a, b, c, 0 };
+		unsigned char spans[4 * 8];
+		bool got[4];
+
+		mem_read_spans(getpid(), addrs, 4, 8, spans, got);
+		ok(got[0] && spans[0] == 0xaa && !got[1] && got[2] && spans[16] == 0xcc && !got[3],
+		    "spans: the readable ones are read, past an unreadable one too");
+	}
+	munmap(m, (size_t)page);
+	munmap(m + 2 * page, (size_t)page);
+	return done_testing();
+}
