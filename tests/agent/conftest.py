@@ -132,9 +132,6 @@ def agent_target(launch):
                     os.environ.pop(k, None)
                 else:
                     os.environ[k] = v
-        # A directory left by an earlier process with this pid (a forked
-        # child, a target that exited mid-attach) is not this target's.
-        shutil.rmtree("/tmp/.flight_profiler-%d" % target.pid, ignore_errors=True)
         started.append(target)
         return target
 

@@ -22,6 +22,7 @@ import ctypes
 import os
 import re
 import select
+import shutil
 import signal
 import subprocess
 import tempfile
@@ -306,6 +307,10 @@ def launch():
 
     def start(script, python, exe=None, expect_exit=False, allow_output=False, env=None):
         target = Target(script, python, exe or python.exe, expect_exit, allow_output, env)
+        # An agent directory left by an earlier process with this pid (a
+        # forked child, a target that exited mid-attach: pids wrap at
+        # 32768 in a suite this size) is not this target's.
+        shutil.rmtree("/tmp/.flight_profiler-%d" % target.pid, ignore_errors=True)
         targets.append(target)
         return target
 
