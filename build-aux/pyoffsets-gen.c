@@ -280,14 +280,17 @@ main(int argc, char **argv)
 	field("tstate_frame", OFF(PyThreadState, current_frame));
 	none("tstate_cframe");
 	none("cframe_current_frame");
+	none("cframe_previous");
 #elif PY_VERSION_HEX >= 0x030B0000
 	none("tstate_frame");
 	field("tstate_cframe", OFF(PyThreadState, cframe));
 	field("cframe_current_frame", OFF(_PyCFrame, current_frame));
+	field("cframe_previous", OFF(_PyCFrame, previous));
 #else
 	field("tstate_frame", OFF(PyThreadState, frame));
 	none("tstate_cframe");
 	none("cframe_current_frame");
+	none("cframe_previous");
 #endif
 	field("tstate_thread_id", OFF(PyThreadState, thread_id));
 #if PY_VERSION_HEX >= 0x030B0000
@@ -317,6 +320,10 @@ main(int argc, char **argv)
 	field("frame_owned_by_cstack", (long long)FRAME_OWNED_BY_CSTACK);
 #endif
 	field("frame_owner", OFF(_PyInterpreterFrame, owner));
+	field("frame_owned_by_generator", (long long)FRAME_OWNED_BY_GENERATOR);
+	none("frame_state");
+	none("frame_state_running");
+	none("frame_state_unwinding");
 #else
 	field("frame_size", (long long)sizeof(PyFrameObject));
 	field("frame_back", OFF(PyFrameObject, f_back));
@@ -325,6 +332,16 @@ main(int argc, char **argv)
 	none("frame_is_entry");
 	none("frame_owner");
 	none("frame_owned_by_cstack");
+	none("frame_owned_by_generator");
+#if PY_VERSION_HEX >= 0x030A0000
+	field("frame_state", OFF(PyFrameObject, f_state));
+	field("frame_state_running", (long long)FRAME_EXECUTING);
+	field("frame_state_unwinding", (long long)FRAME_UNWINDING);
+#else
+	field("frame_state", OFF(PyFrameObject, f_executing));
+	field("frame_state_running", 1);
+	none("frame_state_unwinding");
+#endif
 #endif
 
 	/* PyCodeObject */

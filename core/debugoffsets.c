@@ -355,7 +355,13 @@ dbg_defaults(struct py_offsets *o, uint32_t hex, const char *version,
 	o->gil_mutex = hdr ? hdr->gil_mutex : PYOFF_NONE;
 	o->tstate_cframe = PYOFF_NONE;
 	o->cframe_current_frame = PYOFF_NONE;
+	o->cframe_previous = PYOFF_NONE;
 	o->frame_is_entry = PYOFF_NONE;
+	/* FRAME_OWNED_BY_GENERATOR is 1 in 3.11-3.15 (pycore_frame.h, pycore_interpframe_structs.h). */
+	o->frame_owned_by_generator = hdr ? hdr->frame_owned_by_generator : 1;
+	o->frame_state = PYOFF_NONE;
+	o->frame_state_running = PYOFF_NONE;
+	o->frame_state_unwinding = PYOFF_NONE;
 	o->unicode_compact_size = 0;	/* 3.15 publishes it; else derived at the end */
 	o->unicode_kind_shift = hdr ? hdr->unicode_kind_shift : 2;
 	o->unicode_kind_mask = hdr ? hdr->unicode_kind_mask : 7;

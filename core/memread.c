@@ -37,8 +37,10 @@ mem_read_u64(pid_t pid, uint64_t addr, uint64_t *value)
 
 struct mem_page {
 	uint64_t page;		/* address / PAGE, 0 = empty slot */
+	bool loaded;		/* read (else only claimed) */
 	bool ok;		/* readable */
 	bool pending;		/* asked for while deferring, not read yet */
+	unsigned epoch;		/* mc->epoch when read */
 	unsigned char *data;
 };
 
@@ -50,6 +52,7 @@ struct mem_cache {
 	bool deferring;		/* misses are noted, not read */
 	struct mem_page **pending;	/* the noted pages */
 	size_t npending, apending;
+	unsigned epoch;		/* see mem_cache_expire() */
 };
 
 struct mem_cache *
@@ -91,9 +94,15 @@ mem_cache_clear(struct mem_cache *mc)
 	mc->npending = 0;
 }
 
-/* The cached page holding `page`, read now if needed; NULL if uncachable. */
+void
+mem_cache_expire(struct mem_cache *mc)
+{
+	mc->epoch++;
+}
+
+/* The slot of `page`, claimed (not loaded) if new; NULL if the cache is full. */
 static struct mem_page *
-get_page(struct mem_cache *mc, uint64_t page)
+slot_of(struct mem_cache *mc, uint64_t page)
 {
 	size_t s = (size_t)((page * 0x9e3779b97f4a7c15ull) >> 32) & (mc->nslots - 1);
 	struct mem_page *p;
@@ -109,11 +118,31 @@ get_page(struct mem_cache *mc, uint64_t page)
 	if (p->data == NULL)
 		p->data = xmalloc(PAGE);
 	p->page = page;
-	p->pending = mc->deferring;
-	p->ok = !p->pending && mem_read(mc->pid, page * PAGE, p->data, PAGE) == 0;
-	if (p->pending)
-		*ARRAY_PUSH(mc->pending, mc->npending, mc->apending) = p;
+	p->loaded = p->pending = false;
 	mc->used++;
+	return p;
+}
+
+/*
+ * The cached page holding `page`, read now if needed (with `fresh`, also
+ * if read before the last expiry) or, while deferring, noted for
+ * mem_cache_fetch(); NULL if uncachable.
+ */
+static struct mem_page *
+get_page(struct mem_cache *mc, uint64_t page, bool fresh)
+{
+	struct mem_page *p = slot_of(mc, page);
+
+	if (p == NULL || p->pending || (p->loaded && (!fresh || p->epoch == mc->epoch)))
+		return p;
+	if (mc->deferring) {
+		p->pending = true;
+		*ARRAY_PUSH(mc->pending, mc->npending, mc->apending) = p;
+		return p;
+	}
+	p->ok = mem_read(mc->pid, page * PAGE, p->data, PAGE) == 0;
+	p->loaded = true;
+	p->epoch = mc->epoch;
 	return p;
 }
 
@@ -186,7 +215,31 @@ read_batch(struct mem_cache *mc, struct mem_page **batch, size_t n)
 	for (i = 0; i < n; i++) {
 		batch[i]->ok = ok[i];
 		batch[i]->pending = false;
+		batch[i]->loaded = true;
+		batch[i]->epoch = mc->epoch;
 	}
+}
+
+void
+mem_cache_refresh(struct mem_cache *mc, const uint64_t *addrs, size_t n)
+{
+	enum { MAX_BATCH = 128 };
+	struct mem_page *pages[MAX_BATCH];
+	size_t i, j, k = 0;
+
+	for (i = 0; i < n && k < MAX_BATCH; i++) {
+		uint64_t page = addrs[i] / PAGE;
+		struct mem_page *p = page ? slot_of(mc, page) : NULL;
+
+		if (p == NULL || p->pending || (p->loaded && p->epoch == mc->epoch))
+			continue;
+		for (j = 0; j < k && pages[j] != p; j++)
+			;
+		if (j == k)
+			pages[k++] = p;
+	}
+	if (k > 0)
+		read_batch(mc, pages, k);
 }
 
 pid_t
@@ -208,8 +261,8 @@ mem_cache_fetch(struct mem_cache *mc)
 	return total;
 }
 
-int
-mem_cache_read(struct mem_cache *mc, uint64_t addr, void *buf, size_t len)
+static int
+cache_read(struct mem_cache *mc, uint64_t addr, void *buf, size_t len, bool fresh)
 {
 	unsigned char *out = buf;
 
@@ -218,7 +271,7 @@ mem_cache_read(struct mem_cache *mc, uint64_t addr, void *buf, size_t len)
 	while (len > 0) {
 		uint64_t page = addr / PAGE;
 		size_t off = (size_t)(addr % PAGE), n = PAGE - off;
-		struct mem_page *p = page ? get_page(mc, page) : NULL;
+		struct mem_page *p = page ? get_page(mc, page, fresh) : NULL;
 
 		if (n > len)
 			n = len;
@@ -239,6 +292,18 @@ mem_cache_read(struct mem_cache *mc, uint64_t addr, void *buf, size_t len)
 		len -= n;
 	}
 	return 0;
+}
+
+int
+mem_cache_read(struct mem_cache *mc, uint64_t addr, void *buf, size_t len)
+{
+	return cache_read(mc, addr, buf, len, false);
+}
+
+int
+mem_cache_read_fresh(struct mem_cache *mc, uint64_t addr, void *buf, size_t len)
+{
+	return cache_read(mc, addr, buf, len, true);
 }
 
 int

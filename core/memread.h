@@ -49,6 +49,25 @@ pid_t mem_cache_pid(const struct mem_cache *mc);
 void mem_read_spans(pid_t pid, const uint64_t *addrs, size_t n, size_t len,
     unsigned char *buf, bool *ok);
 
+/*
+ * For what a running thread changes (thread states, frames): a page is
+ * served by mem_cache_read_fresh() only if it was read since the last
+ * mem_cache_expire(), else it is read again.  Immutable things (code
+ * objects, strings) keep using mem_cache_read() and any page read before.
+ * So a reader that expires before each thread's walk, and before each
+ * retry of it, re-reads only the pages that can have changed.
+ */
+void mem_cache_expire(struct mem_cache *mc);
+int mem_cache_read_fresh(struct mem_cache *mc, uint64_t addr, void *buf, size_t len);
+
+/*
+ * Read the pages holding these addresses afresh, in one system call (and
+ * one more per unreadable page) and in the order given: a stack known from an earlier read is then
+ * re-read within microseconds instead of one page at a time while the
+ * thread runs on.
+ */
+void mem_cache_refresh(struct mem_cache *mc, const uint64_t *addrs, size_t n);
+
 /* Little helpers to pick a field out of a struct read in one go. */
 static inline uint64_t
 mem_field_u64(const void *base, int64_t off)

@@ -111,6 +111,7 @@ struct py_offsets {
 	int64_t tstate_frame;		/* 3.8–3.10 frame, 3.13+ current_frame */
 	int64_t tstate_cframe;		/* 3.11–3.12 cframe (pointer) */
 	int64_t cframe_current_frame;	/* 3.11–3.12, inside _PyCFrame */
+	int64_t cframe_previous;	/* 3.11–3.12, NULL in the root _PyCFrame */
 	int64_t tstate_thread_id;
 	int64_t tstate_native_thread_id;	/* 3.11+ */
 	int64_t tstate_datastack_chunk;	/* 3.11+ */
@@ -123,6 +124,16 @@ struct py_offsets {
 	int64_t frame_is_entry;		/* 3.11 only */
 	int64_t frame_owner;		/* 3.11+ */
 	int64_t frame_owned_by_cstack;	/* 3.12+: owner value of shim frames */
+	int64_t frame_owned_by_generator;	/* 3.11+: owner of generator frames */
+	/*
+	 * 3.8–3.10: whether a frame still runs, the one sign of a frame that
+	 * returned or a generator that yielded under a read (1 byte: 3.8–3.9
+	 * f_executing, 1 while running; 3.10 f_state, FRAME_EXECUTING or
+	 * FRAME_UNWINDING while running).
+	 */
+	int64_t frame_state;
+	int64_t frame_state_running;
+	int64_t frame_state_unwinding;	/* 3.10 only */
 
 	/* PyCodeObject */
 	int64_t code_size;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/linetable.h"
@@ -53,6 +54,23 @@ struct py_reader {
 	struct unwinder *unwinder;
 	struct mem_cache *mc;		/* cleared whenever the target may have run */
 	struct pythreads *names;	/* Python's thread names */
+	/*
+	 * Check each read of a stack for tearing (on unless FP_STACK_CHECK=0,
+	 * which benchmarks set to measure what the check costs).
+	 */
+	bool check;
+	/*
+	 * Per thread state, the pages its last read touched: the next read
+	 * of it (a sampler reads again and again) starts by re-reading them
+	 * all at once, outermost first (see refresh_outer_first).
+	 */
+	struct stack_hint {
+		uint64_t tstate;
+		uint64_t *addrs;
+		size_t n;
+		unsigned generation;	/* the last snapshot that used it */
+	} *hints;
+	size_t nhints, ahints;
 };
 
 struct tid_info {
@@ -293,18 +311,75 @@ chain_loops(struct chain_guard *g, uint64_t frame)
 	return false;
 }
 
+/*
+ * One read of one thread's stack, and why it cannot be trusted.  Reads do
+ * not stop the thread: it runs on while its frames are read one by one, so
+ * a frame read late may have returned (and been freed or reused), or be a
+ * generator's frame that yielded and lost its caller link, since the frame
+ * above it was read.  The chain read then ends early or wanders into
+ * frames that are not this thread's stack.
+ */
+struct walk {
+	const char *torn;	/* why this read is torn; NULL if it is not */
+	uint64_t at;		/* the address it was seen at */
+	uint64_t *seen;		/* frames read, innermost first */
+	size_t nseen, aseen;
+	/* what every read so far touched: re-read at once before a retry */
+	uint64_t *hint;
+	size_t nhint, ahint;
+};
+
+/* Remember a frame (or thread state) read, for the checks and the retry. */
 static void
-torn(struct py_thread *t, uint64_t frame, bool *changed)
+walk_note(struct walk *w, uint64_t addr, size_t len, bool frame)
 {
-	t->error = xasprintf("frame at 0x%llx is unreadable (the stack changed while read)",
-	    (unsigned long long)frame);
-	*changed = true;
+	if (frame)
+		*ARRAY_PUSH(w->seen, w->nseen, w->aseen) = addr;
+	if (w->nhint < 256) {
+		*ARRAY_PUSH(w->hint, w->nhint, w->ahint) = addr;
+		*ARRAY_PUSH(w->hint, w->nhint, w->ahint) = addr + len - 1;
+	}
+}
+
+static void
+walk_torn(struct walk *w, const char *why, uint64_t at)
+{
+	w->torn = why;
+	w->at = at;
+}
+
+static bool
+walk_saw(const struct walk *w, uint64_t frame)
+{
+	size_t i;
+
+	for (i = 0; i < w->nseen; i++)
+		if (w->seen[i] == frame)
+			return true;
+	return false;
+}
+
+/* Frames and thread states change: never serve them from an older page. */
+static int
+rd_live(struct py_reader *r, uint64_t addr, void *buf, size_t len)
+{
+	return mem_cache_read_fresh(r->mc, addr, buf, len);
+}
+
+/* 3.8–3.10: the frame still runs (not returned, not a yielded generator). */
+static bool
+frame_object_runs(const struct py_offsets *o, const unsigned char *buf)
+{
+	signed char state = (signed char)buf[o->frame_state];
+
+	return o->frame_state == PYOFF_NONE || state == o->frame_state_running ||
+	    (o->frame_state_unwinding != PYOFF_NONE && state == o->frame_state_unwinding);
 }
 
 /* 3.8–3.10: a chain of PyFrameObjects, one C evaluation call each. */
 static void
 read_frame_objects(struct py_reader *r, struct py_thread *t, uint64_t frame,
-    unsigned depth, bool *changed)
+    unsigned depth, struct walk *w)
 {
 	const struct py_offsets *o = &r->rt->off;
 	unsigned char buf[512];
@@ -321,11 +396,19 @@ read_frame_objects(struct py_reader *r, struct py_thread *t, uint64_t frame,
 			t->error = xasprintf("stack deeper than %u frames: cut", depth);
 			return;
 		}
-		if (!mem_ptr_ok(frame, 8) || rd(r, frame, buf, fsize) != 0 ||
-		    chain_loops(&g, frame)) {
-			torn(t, frame, changed);
-			return;
-		}
+		if (!mem_ptr_ok(frame, 8) || rd_live(r, frame, buf, fsize) != 0 ||
+		    chain_loops(&g, frame))
+			return walk_torn(w, "a frame became unreadable", frame);
+		/*
+		 * A frame on a thread's stack runs until it returns; one that
+		 * does not was freed (its f_back now links the free list) or
+		 * is a generator that yielded (f_back cleared).  Only the
+		 * innermost may be caught returning, its caller still linked.
+		 */
+		if (r->check && !frame_object_runs(o, buf) &&
+		    (t->nframes > 0 || mem_field_u64(buf, o->frame_back) == 0))
+			return walk_torn(w, "a frame returned or a generator yielded", frame);
+		walk_note(w, frame, fsize, true);
 		c = get_code(r, mem_field_u64(buf, o->frame_code));
 		lasti = mem_field_i32(buf, o->frame_lasti);
 		if (o->version_hex >= 0x030A0000 && lasti >= 0)
@@ -335,18 +418,46 @@ read_frame_objects(struct py_reader *r, struct py_thread *t, uint64_t frame,
 		push_frame(r, t, &alloc, c, line, true);
 		frame = mem_field_u64(buf, o->frame_back);
 	}
+	/* Running, with no caller: the thread's first frame. */
+}
+
+static bool
+is_shim(const struct py_offsets *o, int owner)
+{
+	return (o->frame_owned_by_cstack != PYOFF_NONE && owner == o->frame_owned_by_cstack) ||
+	    (o->frame_owned_by_interpreter != PYOFF_NONE && owner == o->frame_owned_by_interpreter);
+}
+
+/*
+ * 3.11+: may a thread's chain end at this frame?  The first frame of a
+ * thread is run by a C call of the evaluation loop: 3.11 marks it
+ * is_entry; 3.12+ put a shim frame under it, which is then the last.  A
+ * generator's frame is never last: its `previous` is its caller while it
+ * runs and is cleared when it yields.
+ */
+static bool
+interp_bottom(const struct py_offsets *o, int owner, bool is_entry)
+{
+	if (owner == o->frame_owned_by_generator)
+		return false;
+	if (o->frame_owned_by_cstack != PYOFF_NONE)
+		return is_shim(o, owner);
+	return is_entry;
 }
 
 /* 3.11+: _PyInterpreterFrames, several per C evaluation call. */
 static void
 read_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
-    unsigned depth, bool *changed)
+    unsigned depth, struct walk *w)
 {
 	const struct py_offsets *o = &r->rt->off;
 	unsigned char buf[PYOFF_FRAME_SPAN];
 	size_t alloc = 0, fsize = (size_t)o->frame_size;
 	unsigned steps = 0;
 	struct chain_guard g = { 0, 1, 0 };
+	uint64_t last = 0;
+	int owner = -1;
+	bool is_entry = false;
 
 	if (fsize > sizeof buf)
 		fsize = sizeof buf;
@@ -354,21 +465,20 @@ read_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
 		struct code_info *c;
 		uint64_t code, instr;
 		int64_t addrq;
-		int owner, line;
+		int line;
 
 		if (t->nframes >= depth || ++steps > 4 * depth) {
 			t->error = xasprintf("stack deeper than %u frames: cut", depth);
 			return;
 		}
-		if (!mem_ptr_ok(frame, 8) || rd(r, frame, buf, fsize) != 0 ||
-		    chain_loops(&g, frame)) {
-			torn(t, frame, changed);
-			return;
-		}
+		if (!mem_ptr_ok(frame, 8) || rd_live(r, frame, buf, fsize) != 0 ||
+		    chain_loops(&g, frame))
+			return walk_torn(w, "a frame became unreadable", frame);
+		walk_note(w, frame, fsize, true);
+		last = frame;
 		owner = ((const unsigned char *)buf)[o->frame_owner];
-		if ((o->frame_owned_by_cstack != PYOFF_NONE && owner == o->frame_owned_by_cstack) ||
-		    (o->frame_owned_by_interpreter != PYOFF_NONE &&
-		    owner == o->frame_owned_by_interpreter)) {
+		is_entry = o->frame_is_entry != PYOFF_NONE && ((const unsigned char *)buf)[o->frame_is_entry];
+		if (is_shim(o, owner)) {
 			/*
 			 * 3.12+: a shim frame below each C call's first frame:
 			 * FRAME_OWNED_BY_CSTACK in 3.12–3.13,
@@ -386,6 +496,9 @@ read_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
 		code = mem_field_u64(buf, o->frame_code) & ~o->frame_code_tags;
 		c = get_code(r, code);
 		if (!c->valid) {
+			/* 3.11–3.12: f_code is always code; else the slot was reused. */
+			if (r->check && o->version_hex < 0x030D0000)
+				return walk_torn(w, "a frame without a code object", frame);
 			/* 3.13+: f_executable may be something other than code. */
 			frame = mem_field_u64(buf, o->frame_back);
 			continue;
@@ -396,75 +509,236 @@ read_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
 			addrq = -1;
 		line = linetable_line(o->version_hex, c->table, c->table_len,
 		    c->firstlineno, addrq < 0 ? -1 : addrq);
-		push_frame(r, t, &alloc, c, line,
-		    o->frame_is_entry != PYOFF_NONE && ((const unsigned char *)buf)[o->frame_is_entry]);
+		push_frame(r, t, &alloc, c, line, is_entry);
 		frame = mem_field_u64(buf, o->frame_back);
 	}
 	/* The outermost frame is always the first of its C call. */
 	if (t->nframes > 0)
 		t->frames[t->nframes - 1].entry = true;
+	if (r->check && last != 0 && !interp_bottom(o, owner, is_entry))
+		walk_torn(w, owner == o->frame_owned_by_generator ?
+		    "a generator's frame lost its caller" :
+		    "the frames end before the thread's entry frame", last);
 }
 
-/* The innermost frame of a thread state, 0 if none. */
+/*
+ * The innermost frame of a thread state, 0 if none.  3.11–3.12: each call
+ * of the evaluation loop publishes its _PyCFrame (on the C stack) before
+ * it sets that cframe's current_frame; a cframe that is not the root one
+ * (previous set) but holds no frame is caught in between.
+ */
 static uint64_t
-current_frame(struct py_reader *r, const unsigned char *ts)
+current_frame(struct py_reader *r, const unsigned char *ts, struct walk *w)
 {
 	const struct py_offsets *o = &r->rt->off;
-	uint64_t cframe, frame = 0;
+	uint64_t cframe, frame = 0, previous = 0;
 
 	if (o->tstate_cframe != PYOFF_NONE) {
 		cframe = mem_field_u64(ts, o->tstate_cframe);
 		if (!mem_ptr_ok(cframe, 8) ||
-		    rd_u64(r, cframe + (uint64_t)o->cframe_current_frame, &frame) != 0)
+		    rd_live(r, cframe + (uint64_t)o->cframe_current_frame, &frame, sizeof frame) != 0 ||
+		    rd_live(r, cframe + (uint64_t)o->cframe_previous, &previous, sizeof previous) != 0) {
+			walk_torn(w, "the thread's current frame is unreadable", cframe);
 			return 0;
+		}
+		if (frame == 0 && previous != 0 && r->check)
+			walk_torn(w, "the thread was entering the evaluation loop", cframe);
 		return frame;
 	}
 	return mem_field_u64(ts, o->tstate_frame);
 }
 
-static void
-read_thread_frames_once(struct py_reader *r, struct py_thread *t, unsigned depth,
-    bool *changed)
+/*
+ * After a walk: the thread's current frame and (3.11+) data-stack chunk,
+ * read again past the cache.  A different chunk may mean the frames read
+ * were freed.  A different current frame is fine when the thread has
+ * returned into a frame we read, or has gone deeper from one (its new
+ * frames lead back onto the chain read within MAX_HOPS links, each read
+ * afresh): the chain read is still what lies below.  Returns why not, or
+ * NULL.
+ */
+#define MAX_HOPS	32
+
+static const char *
+changed_since(struct py_reader *r, const struct py_thread *t, uint64_t frame0,
+    uint64_t chunk0, const struct walk *w)
 {
 	const struct py_offsets *o = &r->rt->off;
 	unsigned char ts[PYOFF_TSTATE_SPAN];
 	size_t tsize = (size_t)o->tstate_size;
-	uint64_t frame;
+	uint64_t frame, chunk = 0;
+	unsigned hops;
+
+	if (tsize > sizeof ts)
+		tsize = sizeof ts;
+	if (mem_read(r->rt->pid, t->tstate, ts, tsize) != 0)
+		return "the thread ended";
+	if (o->tstate_datastack_chunk != PYOFF_NONE)
+		chunk = mem_field_u64(ts, o->tstate_datastack_chunk);
+	if (chunk != chunk0)
+		return "the thread moved to another data-stack chunk";
+	frame = mem_field_u64(ts, o->tstate_frame != PYOFF_NONE ? o->tstate_frame : o->tstate_cframe);
+	if (o->tstate_cframe != PYOFF_NONE && (!mem_ptr_ok(frame, 8) ||
+	    mem_read_u64(r->rt->pid, frame + (uint64_t)o->cframe_current_frame, &frame) != 0))
+		return "the thread's current frame became unreadable";
+	for (hops = 0; hops < MAX_HOPS; hops++) {
+		if (frame == frame0 || walk_saw(w, frame))
+			return NULL;
+		if (!mem_ptr_ok(frame, 8) ||
+		    mem_read_u64(r->rt->pid, frame + (uint64_t)o->frame_back, &frame) != 0)
+			break;
+	}
+	return "the current frame changed";
+}
+
+/*
+ * The state after a walk is itself read while the thread runs: a thread
+ * entering the evaluation loop publishes its new _PyCFrame (3.11–3.12)
+ * before that frame's current_frame is set.  Look again, cheaply, before
+ * throwing the whole walk away.
+ */
+static void
+check_unchanged(struct py_reader *r, const struct py_thread *t, uint64_t frame0,
+    uint64_t chunk0, struct walk *w)
+{
+	const char *why = NULL;
+	int look;
+
+	for (look = 0; look < 3; look++)
+		if ((why = changed_since(r, t, frame0, chunk0, w)) == NULL)
+			return;
+	walk_torn(w, why, frame0);
+}
+
+static void
+read_thread_frames_once(struct py_reader *r, struct py_thread *t, unsigned depth,
+    struct walk *w)
+{
+	const struct py_offsets *o = &r->rt->off;
+	unsigned char ts[PYOFF_TSTATE_SPAN];
+	size_t tsize = (size_t)o->tstate_size;
+	uint64_t frame, chunk = 0;
 
 	free_frames(t);
 	free(t->error);
 	t->error = NULL;
+	w->torn = NULL;
+	w->nseen = 0;
 	if (tsize > sizeof ts)
 		tsize = sizeof ts;
-	if (rd(r, t->tstate, ts, tsize) != 0) {
-		t->error = xstrdup("thread state is unreadable (the thread ended while read)");
-		*changed = true;
+	walk_note(w, t->tstate, tsize, false);
+	if (rd_live(r, t->tstate, ts, tsize) != 0)
+		return walk_torn(w, "the thread ended", t->tstate);
+	if (o->tstate_datastack_chunk != PYOFF_NONE)
+		chunk = mem_field_u64(ts, o->tstate_datastack_chunk);
+	frame = current_frame(r, ts, w);
+	if (w->torn != NULL)
 		return;
-	}
-	frame = current_frame(r, ts);
 	if (o->frame_model == PY_FRAMES_OBJECTS)
-		read_frame_objects(r, t, frame, depth, changed);
+		read_frame_objects(r, t, frame, depth, w);
 	else
-		read_interp_frames(r, t, frame, depth, changed);
+		read_interp_frames(r, t, frame, depth, w);
+	if (w->torn == NULL && r->check)
+		check_unchanged(r, t, frame, chunk, w);
 }
 
 /*
- * A running thread can change its stack under the read: read it again
- * (from fresh pages) a few times before showing a cut stack.
+ * Before a retry, re-read at once every page the earlier reads touched,
+ * outermost frames first and the thread state last.  A caller outlives
+ * its callee: frames each found running, read from the outside in, were
+ * all on the stack when the innermost was read; read the other way, the
+ * outer ones may have returned in between.
  */
+static void
+refresh_outer_first(struct py_reader *r, struct walk *w)
+{
+	size_t i, j;
+
+	for (i = 0, j = w->nhint; i + 1 < j; i++, j--) {
+		uint64_t a = w->hint[i];
+
+		w->hint[i] = w->hint[j - 1];
+		w->hint[j - 1] = a;
+	}
+	mem_cache_refresh(r->mc, w->hint, w->nhint);
+	w->nhint = 0;	/* the next read notes its own pages */
+}
+
+/* How many times one thread's stack is read before it is shown partial. */
+#define READ_TRIES	12
+
+/*
+ * A running thread can change its stack under the read: read it again
+ * (only the pages of thread states and frames: code objects and names stay
+ * cached) a few times, then show what the last read found, marked partial.
+ */
+/* The hint of a thread state; a new one, or one unused by this snapshot, if none. */
+static struct stack_hint *
+find_hint(struct py_reader *r, uint64_t tstate)
+{
+	struct stack_hint *h = NULL;
+	size_t i;
+
+	for (i = 0; i < r->nhints; i++) {
+		if (r->hints[i].tstate == tstate)
+			h = &r->hints[i];
+		else if (h == NULL && r->nhints >= MAX_THREADS && r->hints[i].generation != r->generation)
+			h = &r->hints[i];	/* a thread gone since: reuse */
+	}
+	if (h == NULL && r->nhints < MAX_THREADS) {
+		h = ARRAY_PUSH(r->hints, r->nhints, r->ahints);
+		memset(h, 0, sizeof *h);
+	}
+	if (h != NULL && h->tstate != tstate) {
+		h->tstate = tstate;
+		h->n = 0;
+	}
+	if (h != NULL)
+		h->generation = r->generation;
+	return h;
+}
+
 static void
 read_thread_frames(struct py_reader *r, struct py_thread *t, unsigned depth)
 {
-	bool changed;
-	int attempt;
+	struct stack_hint *h = find_hint(r, t->tstate);
+	struct walk w = { 0 };
+	unsigned attempt;
 
-	for (attempt = 0; attempt < 5; attempt++) {
-		changed = false;
-		read_thread_frames_once(r, t, depth, &changed);
-		if (!changed)
-			return;
-		mem_cache_clear(r->mc);
+	t->partial = false;
+	if (h != NULL) {
+		w.hint = h->addrs;
+		w.nhint = w.ahint = h->n;
+		h->addrs = NULL;
 	}
+	for (attempt = 1; ; attempt++) {
+		mem_cache_expire(r->mc);
+		refresh_outer_first(r, &w);
+		read_thread_frames_once(r, t, depth, &w);
+		if (w.torn == NULL || attempt == READ_TRIES)
+			break;
+		t->retries++;
+		/*
+		 * Reads back to back land in the same burst of changes (a
+		 * recursion unwinding): from the middle try on, let the
+		 * thread run a moment between reads.
+		 */
+		if (attempt >= READ_TRIES / 2)
+			nanosleep(&(struct timespec){ 0, 20000 }, NULL);
+	}
+	free(w.seen);
+	if (h != NULL) {
+		h->addrs = w.hint;
+		h->n = w.nhint;
+	} else {
+		free(w.hint);
+	}
+	if (w.torn == NULL)
+		return;
+	t->partial = true;
+	free(t->error);
+	t->error = xasprintf("the stack changed under each of %u reads (the last: %s, "
+	    "at 0x%llx)", attempt, w.torn, (unsigned long long)w.at);
 }
 
 /* ---- threads ------------------------------------------------------------ */
@@ -821,6 +1095,7 @@ py_reader_open(pid_t pid, struct py_reader **rp, char **cause)
 	*rp = NULL;
 	r = xcalloc(1, sizeof *r);
 	r->pthread_tid_off = -1;
+	r->check = getenv("FP_STACK_CHECK") == NULL || strcmp(getenv("FP_STACK_CHECK"), "0") != 0;
 	if ((rc = pyruntime_open(pid, &r->rt, cause)) != FP_OK) {
 		free(r);
 		return rc;
@@ -846,6 +1121,9 @@ py_reader_close(struct py_reader *r)
 		return;
 	for (i = 0; i < r->acodes; i++)
 		code_clear(&r->codes[i]);
+	for (i = 0; i < r->nhints; i++)
+		free(r->hints[i].addrs);
+	free(r->hints);
 	free(r->codes);
 	if (r->unwinder != NULL)
 		unwinder_close(r->unwinder);

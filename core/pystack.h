@@ -67,6 +67,13 @@ struct py_thread {
 	struct py_frame *frames;	/* innermost first */
 	size_t nframes;
 	char *error;		/* why the stack is cut short, or NULL */
+	/*
+	 * The thread changed its stack under every read of it (reads do not
+	 * stop it): the frames are the last read's, possibly short or mixed,
+	 * and `error` says what was seen.  Not expected with --block.
+	 */
+	bool partial;
+	unsigned retries;	/* reads done again because the stack changed */
 
 	struct native_frame *native;	/* innermost first; --native only */
 	size_t nnative;

@@ -112,8 +112,8 @@ render_thread(struct sbuf *out, const struct py_thread *t, struct source_cache *
 		sbuf_addf(out, "Traceback for thread %d", (int)t->tid);
 	else
 		sbuf_addf(out, "Traceback for thread 0x%llx", (unsigned long long)t->thread_id);
-	termsafe_addf(out, " (%s) [%s] (most recent call last):\n",
-	    t->name ? t->name : "?", render_thread_status(t));
+	termsafe_addf(out, " (%s) [%s]%s (most recent call last):\n",
+	    t->name ? t->name : "?", render_thread_status(t), t->partial ? " [partial]" : "");
 	if (t->native != NULL || t->native_error != NULL) {
 		if (t->native_error != NULL) {
 			termsafe_addf(out, "    (native frames unavailable: %s)\n", t->native_error);
@@ -129,7 +129,7 @@ render_thread(struct sbuf *out, const struct py_thread *t, struct source_cache *
 			sbuf_add(out, "    (no Python frames)\n");
 	}
 	if (t->error != NULL)
-		termsafe_addf(out, "    (stack cut short: %s)\n", t->error);
+		termsafe_addf(out, "    (%s: %s)\n", t->partial ? "partial" : "stack cut short", t->error);
 }
 
 void

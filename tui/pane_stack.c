@@ -171,6 +171,9 @@ stack_title(struct pane *p, struct sbuf *out)
 	if (t == NULL)
 		return;
 	sbuf_addf(out, " %s %s (%d)", glyph(G_DOT), t->name ? t->name : "?", (int)t->tid);
+	/* The frames below may be short or mixed: the note at the end says why. */
+	if (t->partial)
+		sbuf_add(out, " [partial]");
 	if (p->tui->native)
 		sbuf_addf(out, " %s native", glyph(G_DOT));
 }

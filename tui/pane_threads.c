@@ -92,6 +92,8 @@ top_frame(const struct py_thread *t, struct sbuf *out)
 {
 	const struct py_frame *f;
 
+	if (t->partial)
+		sbuf_add(out, "[partial] ");
 	if (t->nframes == 0) {
 		sbuf_add(out, t->error ? t->error : "(no Python frames)");
 		return;

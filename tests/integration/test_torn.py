@@ -1,0 +1,72 @@
+"""A stack read from outside is complete or says it is partial, never
+silently short (issue 9, "Consistent reads").
+
+The reader does not stop the threads it reads: a thread that keeps changing
+its stack can change it under the read.  tests/targets/churn.py keeps one
+thread, "churn", doing exactly that (a generator expression resumed by a C
+function, coroutines suspended and resumed by an asyncio loop, a recursion
+that returns and re-enters).  READS reads of it are made by one
+flight_profiler process (FP_STACK_REPEAT: `stack` run READS times, each
+output exactly as one --cmd prints it); every read must show churn's stack whole -- its
+thread bootstrap at the bottom, level1, level2, level3 in order above it
+whenever the workload is on the stack, nothing foreign above level3 -- or
+carry the [partial] mark, and fewer than one read in 1,000 may be partial.
+"""
+
+import re
+
+import pytest
+
+import stackdump
+from conftest import EXIT_OK
+
+READS = 1000
+MAX_PARTIAL = 0          # fewer than 1 in 1,000
+
+# churn's whole stack, innermost first, as function names joined by spaces
+# (the last part of a qualified name).
+BOTTOM = r"churn run _bootstrap_inner _bootstrap"
+WHOLE = {
+    "genexpr": r"(<genexpr> )?genexpr_level3 genexpr_level2 genexpr_level1 " + BOTTOM,
+    "recursion": r"(recurse ){0,31}recursion_level3 recursion_level2 recursion_level1 " + BOTTOM,
+    # A task being resumed or suspended has its outer coroutines only.
+    "coroutine": r"(((((__sleep0 )?sleep )?coroutine_level3 )?coroutine_level2 )?coroutine_level1 )?"
+                 r"((?!coroutine_level)\S+ )*coroutine_run " + BOTTOM,
+}
+
+
+def split_dumps(text):
+    """One line-mode transcript of many `stack` commands -> their dumps."""
+    parts = text.split("\nProcess ")
+    return [parts[0]] + ["Process " + p for p in parts[1:]]
+
+
+def churn_problem(thread, mode):
+    """Why one read of the churn thread is neither whole nor marked, or None."""
+    if thread.partial:
+        return None
+    names = " ".join(f.function.rsplit(".", 1)[-1] for f in reversed(thread.frames))
+    if re.fullmatch(WHOLE[mode], names):
+        return None
+    return "unmarked stack %r is not %r" % (names, WHOLE[mode])
+
+
+@pytest.mark.parametrize("mode", ["genexpr", "coroutine", "recursion"])
+def test_churning_thread_is_whole_or_partial(launch, profiler, python, mode):
+    target = launch("churn.py", python, env={"CHURN": mode})
+    result = profiler.cmd(target.pid, "stack", prefix=("env", "FP_STACK_REPEAT=%d" % READS))
+    assert result.code == EXIT_OK, result.describe()
+    dumps = split_dumps(result.stdout)
+    assert len(dumps) == READS, "%d dumps for %d reads" % (len(dumps), READS)
+    partial, bad = [], []
+    for text in dumps:
+        churn = stackdump.parse(text).thread(name="churn")
+        if churn.partial:
+            partial.append(churn.notes[-1])
+        why = churn_problem(churn, mode)
+        if why is not None:
+            bad.append("%s\n%s" % (why, text))
+    assert not bad, "%d of %d reads silently short or wrong; the first:\n%s" % (
+        len(bad), READS, bad[0])
+    assert len(partial) <= MAX_PARTIAL, "%d of %d reads partial:\n%s" % (
+        len(partial), READS, "\n".join(partial))
