@@ -24,6 +24,8 @@
 #define MAX_TABLE	(1u << 20)
 #define SYS_futex_nr	202	/* x86_64 */
 #define STOP_TIMEOUT_MS	2000
+/* How many times one thread's stack is read before it is shown partial. */
+#define READ_TRIES	12
 
 /*
  * What we keep of a code object.  Code objects are immutable, but can be
@@ -55,10 +57,12 @@ struct py_reader {
 	struct mem_cache *mc;		/* cleared whenever the target may have run */
 	struct pythreads *names;	/* Python's thread names */
 	/*
-	 * Check each read of a stack for tearing (on unless FP_STACK_CHECK=0,
-	 * which benchmarks set to measure what the check costs).
+	 * Check each read of a stack for tearing, and read a torn one up to
+	 * `tries` times.  Benchmarks measure both: FP_STACK_CHECK=0 turns the
+	 * check off, FP_STACK_CHECK=once checks without reading again.
 	 */
 	bool check;
+	unsigned tries;
 	/*
 	 * Per thread state, the pages its last read touched: the next read
 	 * of it (a sampler reads again and again) starts by re-reading them
@@ -664,8 +668,6 @@ refresh_outer_first(struct py_reader *r, struct walk *w)
 	w->nhint = 0;	/* the next read notes its own pages */
 }
 
-/* How many times one thread's stack is read before it is shown partial. */
-#define READ_TRIES	12
 
 /*
  * A running thread can change its stack under the read: read it again
@@ -715,7 +717,7 @@ read_thread_frames(struct py_reader *r, struct py_thread *t, unsigned depth)
 		mem_cache_expire(r->mc);
 		refresh_outer_first(r, &w);
 		read_thread_frames_once(r, t, depth, &w);
-		if (w.torn == NULL || attempt == READ_TRIES)
+		if (w.torn == NULL || attempt >= r->tries)
 			break;
 		t->retries++;
 		/*
@@ -723,7 +725,7 @@ read_thread_frames(struct py_reader *r, struct py_thread *t, unsigned depth)
 		 * recursion unwinding): from the middle try on, let the
 		 * thread run a moment between reads.
 		 */
-		if (attempt >= READ_TRIES / 2)
+		if (attempt >= r->tries / 2)
 			nanosleep(&(struct timespec){ 0, 20000 }, NULL);
 	}
 	free(w.seen);
@@ -1090,12 +1092,15 @@ int
 py_reader_open(pid_t pid, struct py_reader **rp, char **cause)
 {
 	struct py_reader *r;
+	const char *check;
 	int rc;
 
 	*rp = NULL;
 	r = xcalloc(1, sizeof *r);
 	r->pthread_tid_off = -1;
-	r->check = getenv("FP_STACK_CHECK") == NULL || strcmp(getenv("FP_STACK_CHECK"), "0") != 0;
+	check = getenv("FP_STACK_CHECK");
+	r->check = check == NULL || strcmp(check, "0") != 0;
+	r->tries = check != NULL && strcmp(check, "once") == 0 ? 1 : READ_TRIES;
 	if ((rc = pyruntime_open(pid, &r->rt, cause)) != FP_OK) {
 		free(r);
 		return rc;

@@ -867,6 +867,27 @@ agent_threads(struct runner *r, pid_t pid, bool locals, bool asyncio, json_t **t
 	return rc;
 }
 
+/*
+ * FP_STACK_STATS=1, for benchmarks only: one line on stderr per `stack`
+ * saying how many thread reads were torn and read again, and how many
+ * stayed partial.
+ */
+static void
+stack_stats(const struct py_snapshot *snap)
+{
+	unsigned retries = 0, partial = 0;
+	size_t i;
+
+	if (getenv("FP_STACK_STATS") == NULL)
+		return;
+	for (i = 0; i < snap->nthreads; i++) {
+		retries += snap->threads[i].retries;
+		partial += snap->threads[i].partial;
+	}
+	fprintf(stderr, "stack-stats: threads %zu retries %u partial %u\n", snap->nthreads,
+	    retries, partial);
+}
+
 static int
 run_stack(struct runner *r, const struct cmd_request *req, struct sbuf *out, char **cause)
 {
@@ -903,6 +924,7 @@ run_stack(struct runner *r, const struct cmd_request *req, struct sbuf *out, cha
 	}
 	rc = py_reader_snapshot(reader, &opts, &snap, cause);
 	if (rc == FP_OK) {
+		stack_stats(snap);
 		/* The inside view adds to the outside one; without it, the outside one stands. */
 		arc = agent_threads(r, pid, locals, asyncio, &threads, &why);
 		if (threads != NULL)
