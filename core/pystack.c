@@ -63,6 +63,7 @@ struct py_reader {
 	 */
 	bool check;
 	unsigned tries;
+	uint64_t code_type;		/* &PyCode_Type, once seen */
 	/*
 	 * Per thread state, the pages its last read touched: the next read
 	 * of it (a sampler reads again and again) starts by re-reading them
@@ -209,6 +210,28 @@ codes_grow(struct py_reader *r)
 	free(old);
 }
 
+/*
+ * The type of a code object is PyCode_Type: memory that once held
+ * something else (a frame's slot reused, a page read before the code was
+ * made) can otherwise pass for code, names and all.  The type's address
+ * is learnt from its tp_name once.
+ */
+static bool
+is_code_type(struct py_reader *r, uint64_t type)
+{
+	const struct py_offsets *o = &r->rt->off;
+	uint64_t name;
+	char s[5];
+
+	if (r->code_type != 0 || !mem_ptr_ok(type, 8))
+		return type == r->code_type;
+	if (rd_u64(r, type + (uint64_t)o->type_name, &name) != 0 || !mem_ptr_ok(name, 1) ||
+	    rd(r, name, s, sizeof s) != 0 || memcmp(s, "code", sizeof s) != 0)
+		return false;
+	r->code_type = type;
+	return true;
+}
+
 /* The code object at addr, read or taken from the cache; never NULL. */
 static struct code_info *
 get_code(struct py_reader *r, uint64_t addr)
@@ -224,7 +247,8 @@ get_code(struct py_reader *r, uint64_t addr)
 	while (r->codes[s].addr != 0 && r->codes[s].addr != addr)
 		s = (s + 1) & (r->acodes - 1);
 	c = &r->codes[s];
-	if (c->addr == addr && c->generation == r->generation)
+	/* An invalid one is read again: it may have been read from a stale page. */
+	if (c->addr == addr && c->generation == r->generation && c->valid)
 		return c;
 
 	if (csize > sizeof buf)
@@ -258,7 +282,8 @@ get_code(struct py_reader *r, uint64_t addr)
 	if (o->code_qualname != PYOFF_NONE)
 		c->qualname = read_unicode(r, mem_field_u64(buf, o->code_qualname));
 	c->table = read_bytes(r, c->p_table, &c->table_len);
-	c->valid = c->filename != NULL && c->name != NULL;
+	c->valid = c->filename != NULL && c->name != NULL &&
+	    is_code_type(r, mem_field_u64(buf, o->object_type));
 	return c;
 }
 
@@ -370,6 +395,22 @@ rd_live(struct py_reader *r, uint64_t addr, void *buf, size_t len)
 	return mem_cache_read_fresh(r->mc, addr, buf, len);
 }
 
+/*
+ * A frame's code object that cannot be read as one: the frame was reused,
+ * or the code is newer than a page read earlier (imports compile code all
+ * the time).  Its pages are read again before the retry.
+ */
+static void
+bad_code(struct walk *w, const struct code_info *c, uint64_t frame)
+{
+	walk_note(w, c->addr, PYOFF_CODE_SPAN, false);
+	if (c->p_filename != 0)
+		walk_note(w, c->p_filename, PYOFF_UNICODE_SPAN, false);
+	if (c->p_name != 0)
+		walk_note(w, c->p_name, PYOFF_UNICODE_SPAN, false);
+	walk_torn(w, "a frame without a readable code object", frame);
+}
+
 /* 3.8–3.10: the frame still runs (not returned, not a yielded generator). */
 static bool
 frame_object_runs(const struct py_offsets *o, const unsigned char *buf)
@@ -414,6 +455,8 @@ read_frame_objects(struct py_reader *r, struct py_thread *t, uint64_t frame,
 			return walk_torn(w, "a frame returned or a generator yielded", frame);
 		walk_note(w, frame, fsize, true);
 		c = get_code(r, mem_field_u64(buf, o->frame_code));
+		if (r->check && !c->valid)
+			return bad_code(w, c, frame);
 		lasti = mem_field_i32(buf, o->frame_lasti);
 		if (o->version_hex >= 0x030A0000 && lasti >= 0)
 			lasti *= 2;	/* 3.10 counts instructions */
@@ -500,9 +543,9 @@ read_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
 		code = mem_field_u64(buf, o->frame_code) & ~o->frame_code_tags;
 		c = get_code(r, code);
 		if (!c->valid) {
-			/* 3.11–3.12: f_code is always code; else the slot was reused. */
+			/* 3.11–3.12: f_code is always code. */
 			if (r->check && o->version_hex < 0x030D0000)
-				return walk_torn(w, "a frame without a code object", frame);
+				return bad_code(w, c, frame);
 			/* 3.13+: f_executable may be something other than code. */
 			frame = mem_field_u64(buf, o->frame_back);
 			continue;
@@ -871,6 +914,20 @@ py_snapshot_free(struct py_snapshot *snap)
 	free(snap);
 }
 
+/*
+ * The interpreter read at the start of a snapshot is still there at its
+ * end.  A process that execs keeps its pid but not its memory: what was
+ * read at the old runtime's addresses since is not its state.
+ */
+static bool
+same_interpreter(struct py_reader *r, uint64_t interp)
+{
+	uint64_t now;
+
+	return mem_read_u64(r->rt->pid, r->rt->runtime + (uint64_t)r->rt->off.runtime_interp_head,
+	    &now) == 0 && now == interp;
+}
+
 static int
 cmp_threads(const void *a, const void *b)
 {
@@ -1070,6 +1127,10 @@ py_reader_snapshot(struct py_reader *r, const struct py_snapshot_opts *opts,
 	/* What was read from a process that is gone is not its state: say so. */
 	if (!procfs_exists(pid))
 		rc = fail(cause, FP_EEXITED, "process %d exited while being read", (int)pid);
+	else if (!same_interpreter(r, interp))
+		rc = fail(cause, FP_EEXITED, "process %d replaced its Python while being read (it ran "
+		    "another program with exec, or shut its interpreter down): attach to it again",
+		    (int)pid);
 fail:
 	for (i = 0; i < ntids; i++) {
 		if (tids[i].stopped)

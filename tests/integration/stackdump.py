@@ -23,7 +23,7 @@ STATUSES = ("Has the GIL", "Waiting for the GIL", "Idle", "Running")
 _PROCESS = re.compile(r"^Process (\d+): (.*)$")
 _PYTHON = re.compile(r"^Python v(\S+) \((.*)\)$")
 _THREAD = re.compile(
-    r"^Traceback for thread (\d+) \((.*)\) \[(%s)\]( \[partial\])? \(most recent call last\):$"
+    r"^Traceback for thread (\d+|0x[0-9a-f]+) \((.*)\) \[(%s)\]( \[partial\])? \(most recent call last\):$"
     % "|".join(re.escape(s) for s in STATUSES))
 _PY_FRAME = re.compile(r'^    (\(Python\) )?File "(.*)", line (\d+), in (.+)$')
 _C_FRAME = re.compile(r'^    \(C\) File "(.*)", line (\d+), in (.+) \(([^()]*)\)$')
@@ -122,7 +122,8 @@ def parse(text):
         if m:
             if not previous_blank:
                 fail(number, "a thread must follow a blank line")
-            thread = Thread(int(m.group(1)), m.group(2), m.group(3), partial=bool(m.group(4)))
+            # A Python thread matched to no OS thread shows its pthread_t in hex.
+            thread = Thread(int(m.group(1), 0), m.group(2), m.group(3), partial=bool(m.group(4)))
             dump.threads.append(thread)
             previous_blank = False
             continue

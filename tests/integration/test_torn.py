@@ -14,6 +14,7 @@ carry the [partial] mark, and fewer than one read in 1,000 may be partial.
 """
 
 import re
+import threading
 
 import pytest
 
@@ -70,3 +71,51 @@ def test_churning_thread_is_whole_or_partial(launch, profiler, python, mode):
         len(bad), READS, bad[0])
     assert len(partial) <= MAX_PARTIAL, "%d of %d reads partial:\n%s" % (
         len(partial), READS, "\n".join(partial))
+
+
+# ---- bad input: a process that execs, threads that end --------------------------
+
+def frames_problem(dump):
+    """A frame that is no code object (memory read as a frame that is not
+    one: its name or file could not be read), or None."""
+    for thread in dump.threads:
+        for frame in thread.frames:
+            if "???" in (frame.function, frame.file) or frame.line < 0:
+                return "thread %d: frame %s from %s, line %d" % (
+                    thread.tid, frame.function, frame.file, frame.line)
+    return None
+
+
+def test_process_execing_during_reads(python, launch, profiler):
+    """Every read of a process that keeps exec'ing itself is a whole dump of
+    its own frames or one clear error line; no crash, no hang."""
+    target = launch("execs.py", python, expect_exit=True)
+    reaper = threading.Thread(target=target.proc.wait, daemon=True)
+    reaper.start()
+    while reaper.is_alive():
+        result = profiler.cmd(target.pid, "stack", prefix=("env", "FP_STACK_REPEAT=20"))
+        assert result.code >= 0, result.describe()     # not killed by a signal
+        dumps = split_dumps(result.stdout) if result.stdout else []
+        for text in dumps:
+            why = frames_problem(stackdump.parse(text))
+            assert why is None, why + "\n" + result.describe()
+        if result.code != EXIT_OK:
+            result.error_line()
+    # the launch fixture then checks that the target exited by itself, status 0
+
+
+def test_threads_ending_during_reads(launch, profiler, python):
+    """Threads that end while they are read: every read succeeds, and every
+    thread in it is whole (down to its bootstrap or the main module) or
+    marked partial, with no frame that is not one."""
+    target = launch("churn.py", python, env={"CHURN": "threads"})
+    result = profiler.cmd(target.pid, "stack", prefix=("env", "FP_STACK_REPEAT=300"))
+    assert result.code == EXIT_OK, result.describe()
+    for text in split_dumps(result.stdout):
+        dump = stackdump.parse(text)
+        why = frames_problem(dump)
+        assert why is None, why + "\n" + text
+        for thread in dump.threads:
+            bottom = thread.frames[0].function if thread.frames else None
+            assert thread.partial or bottom in (None, "<module>", "_bootstrap", "Thread._bootstrap"), \
+                "thread %d starts at %s, unmarked\n%s" % (thread.tid, bottom, text)

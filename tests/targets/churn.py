@@ -10,6 +10,9 @@ What it does depends on the environment variable CHURN:
                task is suspended and resumed on every round of the loop
     recursion  level1 -> level2 -> level3 calls recurse(), which goes 30
                calls deep and returns, again and again
+    threads    level1 -> level2 -> level3 starts short-lived threads, one
+               after another, each recursing 10 calls deep and ending: a
+               reader meets threads that end while it reads them
 
 The stack of "churn" is therefore always its thread bootstrap, then (while
 the workload runs) level1, level2, level3 in that order, then frames of the
@@ -93,10 +96,33 @@ def recursion_level3():
         recurse(DEPTH)
 
 
+# ---- threads --------------------------------------------------------------------
+
+def short_lived():
+    recurse(10)
+
+
+def threads_level1():
+    threads_level2()
+
+
+def threads_level2():
+    threads_level3()
+
+
+def threads_level3():
+    STARTED.set()
+    while True:
+        thread = threading.Thread(target=short_lived, name="short")
+        thread.start()
+        thread.join()
+
+
 WORKLOADS = {
     "genexpr": genexpr_level1,
     "coroutine": coroutine_run,
     "recursion": recursion_level1,
+    "threads": threads_level1,
 }
 
 
