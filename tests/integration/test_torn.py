@@ -37,9 +37,21 @@ WHOLE = {
 
 
 def split_dumps(text):
-    """One line-mode transcript of many `stack` commands -> their dumps."""
+    """The output of many `stack` runs -> their dumps."""
     parts = text.split("\nProcess ")
     return [parts[0]] + ["Process " + p for p in parts[1:]]
+
+
+def churn_thread(text, strict):
+    """The churn thread of one dump.  With strict, the whole dump is parsed
+    (and its format checked); else only the churn thread's part, which is
+    a third of the cost."""
+    if not strict:
+        head, _, rest = text.partition("\n\nTraceback for thread ")
+        blocks = [b for b in rest.split("\n\nTraceback for thread ") if ") (churn) [" in b]
+        if head.count("\n") == 1 and len(blocks) == 1:
+            text = head + "\n\nTraceback for thread " + blocks[0]
+    return stackdump.parse(text).thread(name="churn")
 
 
 def churn_problem(thread, mode):
@@ -60,8 +72,8 @@ def test_churning_thread_is_whole_or_partial(launch, profiler, python, mode):
     dumps = split_dumps(result.stdout)
     assert len(dumps) == READS, "%d dumps for %d reads" % (len(dumps), READS)
     partial, bad = [], []
-    for text in dumps:
-        churn = stackdump.parse(text).thread(name="churn")
+    for i, text in enumerate(dumps):
+        churn = churn_thread(text, strict=i % 50 == 0)
         if churn.partial:
             partial.append(churn.notes[-1])
         why = churn_problem(churn, mode)

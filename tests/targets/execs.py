@@ -14,7 +14,7 @@ import time
 
 from _fptarget import signal_ready
 
-GENERATIONS = 12
+GENERATIONS = 8
 BUSY_SECONDS = 0.03
 RUNNING = threading.Event()
 

@@ -1,8 +1,14 @@
-/* memread unit test: deferred page reads and their batched fetch. */
+/*
+ * memread unit test, on this process's own memory (process_vm_readv works
+ * on oneself): deferred page reads and their batched fetch; fresh reads
+ * and batched refresh.
+ */
 #include "config.h"
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -10,8 +16,10 @@
 #include "core/memread.h"
 #include "tests/unit/tap.h"
 
-int
-main(void)
+#define PAGE 4096
+
+static void
+deferred_reads(void)
 {
 	long page = sysconf(_SC_PAGESIZE);
 	unsigned char *m, buf[16];
@@ -21,8 +29,10 @@ main(void)
 
 	/* Three pages, the middle one unmapped: the batch must not stop there. */
 	m = mmap(NULL, 3 * (size_t)page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (m == MAP_FAILED)
-		return 1;
+	if (m == MAP_FAILED) {
+		ok(false, "mmap three pages");
+		return;
+	}
 	memset(m, 0xaa, (size_t)page);
 	memset(m + 2 * page, 0xcc, (size_t)page);
 	munmap(m + page, (size_t)page);
@@ -63,5 +73,59 @@ main(void)
 	}
 	munmap(m, (size_t)page);
 	munmap(m + 2 * page, (size_t)page);
+}
+
+static void
+fresh_reads(void)
+{
+	unsigned char *mem = aligned_alloc(PAGE, 3 * PAGE);
+	struct mem_cache *mc = mem_cache_new(getpid(), 16);
+	uint64_t a = (uint64_t)(uintptr_t)mem, v = 0, addrs[3];
+
+	memset(mem, 0, 3 * PAGE);
+	mem[0] = 1;
+	mem[PAGE] = 1;
+	mem[2 * PAGE] = 1;
+	ok(mem_cache_read_u64(mc, a, &v) == 0 && v == 1, "a read caches the page");
+	mem[0] = 2;
+	ok(mem_cache_read_u64(mc, a, &v) == 0 && v == 1, "a plain read is served from the cache");
+	ok(mem_cache_read_fresh(mc, a, &v, sizeof v) == 0 && v == 1,
+	    "a fresh read is served by a page read since the last expiry");
+	mem_cache_expire(mc);
+	ok(mem_cache_read_u64(mc, a, &v) == 0 && v == 1, "after an expiry a plain read still is");
+	ok(mem_cache_read_fresh(mc, a, &v, sizeof v) == 0 && v == 2, "a fresh read reads it again");
+
+	ok(mem_cache_read_u64(mc, a + PAGE, &v) == 0 && v == 1, "a second page is cached");
+	mem[0] = 3;
+	mem[PAGE] = 3;
+	mem[2 * PAGE] = 3;
+	mem_cache_expire(mc);
+	addrs[0] = a + 2 * PAGE + 17;	/* not cached yet */
+	addrs[1] = a + PAGE;
+	addrs[2] = a + 8;
+	mem_cache_refresh(mc, addrs, 3);
+	mem[0] = 4;
+	mem[PAGE] = 4;
+	mem[2 * PAGE] = 4;
+	ok(mem_cache_read_fresh(mc, a, &v, sizeof v) == 0 && v == 3 &&
+	    mem_cache_read_fresh(mc, a + PAGE, &v, sizeof v) == 0 && v == 3 &&
+	    mem_cache_read_fresh(mc, a + 2 * PAGE, &v, sizeof v) == 0 && v == 3,
+	    "a refresh reads every listed page at once, new ones too, for this expiry");
+	addrs[0] = 0x1000;	/* unmapped: the batch stops there, nothing breaks */
+	mem_cache_expire(mc);
+	mem_cache_refresh(mc, addrs, 3);
+	ok(mem_cache_read_fresh(mc, a, &v, sizeof v) == 0 && v == 4,
+	    "pages a refresh did not reach are read on demand");
+	ok(mem_cache_read_fresh(mc, 0x1000, &v, sizeof v) != 0, "an unmapped page still fails");
+
+	mem_cache_free(mc);
+	free(mem);
+}
+
+int
+main(void)
+{
+	deferred_reads();
+	fresh_reads();
 	return done_testing();
 }
