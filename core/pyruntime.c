@@ -400,7 +400,8 @@ int
 pyruntime_main_interp(struct pyruntime *rt, uint64_t *interp, char **cause)
 {
 	if (mem_read_u64(rt->pid, rt->runtime + (uint64_t)rt->off.runtime_interp_head, interp) != 0) {
-		if (!procfs_exists(rt->pid))
+		/* ESRCH: no memory left to read, an exited process not yet reaped. */
+		if (errno == ESRCH || !procfs_exists(rt->pid))
 			return fail(cause, FP_EEXITED, "process %d exited while being read", (int)rt->pid);
 		return fail(cause, FP_ERR, "process %d: cannot read the interpreter list: %s",
 		    (int)rt->pid, strerror(errno));

@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "core/linetable.h"
@@ -717,6 +716,15 @@ refresh_outer_first(struct py_reader *r, struct walk *w)
  * (only the pages of thread states and frames: code objects and names stay
  * cached) a few times, then show what the last read found, marked partial.
  */
+/* The process has exited (reaped or not): reading again is pointless. */
+static bool
+process_gone(struct py_reader *r)
+{
+	unsigned char byte;
+
+	return mem_read(r->rt->pid, r->rt->runtime, &byte, 1) != 0 && errno == ESRCH;
+}
+
 /* The hint of a thread state; a new one, or one unused by this snapshot, if none. */
 static struct stack_hint *
 find_hint(struct py_reader *r, uint64_t tstate)
@@ -749,6 +757,7 @@ read_thread_frames(struct py_reader *r, struct py_thread *t, unsigned depth)
 	struct stack_hint *h = find_hint(r, t->tstate);
 	struct walk w = { 0 };
 	unsigned attempt;
+	uint64_t t0;
 
 	t->partial = false;
 	if (h != NULL) {
@@ -760,16 +769,18 @@ read_thread_frames(struct py_reader *r, struct py_thread *t, unsigned depth)
 		mem_cache_expire(r->mc);
 		refresh_outer_first(r, &w);
 		read_thread_frames_once(r, t, depth, &w);
-		if (w.torn == NULL || attempt >= r->tries)
+		if (w.torn == NULL || attempt >= r->tries || process_gone(r))
 			break;
 		t->retries++;
 		/*
 		 * Reads back to back land in the same burst of changes (a
 		 * recursion unwinding): from the middle try on, let the
-		 * thread run a moment between reads.
+		 * thread run 20 us between reads.  Spin: a sleep that short
+		 * costs a loaded machine milliseconds of scheduling.
 		 */
 		if (attempt >= r->tries / 2)
-			nanosleep(&(struct timespec){ 0, 20000 }, NULL);
+			for (t0 = now_ns(); now_ns() - t0 < 20000;)
+				;
 	}
 	free(w.seen);
 	if (h != NULL) {
