@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <stdio.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -25,6 +26,7 @@
 #define STOP_TIMEOUT_MS	2000
 /* How many times one thread's stack is read before it is shown partial. */
 #define READ_TRIES	12
+#define READ_ROUNDS	3	/* of READ_TRIES, the CPU yielded between */
 
 /*
  * What we keep of a code object.  Code objects are immutable, but can be
@@ -756,7 +758,7 @@ read_thread_frames(struct py_reader *r, struct py_thread *t, unsigned depth)
 {
 	struct stack_hint *h = find_hint(r, t->tstate);
 	struct walk w = { 0 };
-	unsigned attempt;
+	unsigned attempt, tries;
 	uint64_t t0;
 
 	t->partial = false;
@@ -765,20 +767,31 @@ read_thread_frames(struct py_reader *r, struct py_thread *t, unsigned depth)
 		w.nhint = w.ahint = h->n;
 		h->addrs = NULL;
 	}
+	/*
+	 * Up to READ_ROUNDS rounds of r->tries reads.  On a loaded machine a
+	 * whole round can fall into one bad stretch (this reader descheduled
+	 * in the middle of each read); yielding the CPU between rounds starts
+	 * the next one on a fresh time slice.  Costs nothing when reads agree.
+	 */
+	tries = r->tries > 1 ? r->tries * READ_ROUNDS : r->tries;
 	for (attempt = 1; ; attempt++) {
 		mem_cache_expire(r->mc);
 		refresh_outer_first(r, &w);
 		read_thread_frames_once(r, t, depth, &w);
-		if (w.torn == NULL || attempt >= r->tries || process_gone(r))
+		if (w.torn == NULL || attempt >= tries || process_gone(r))
 			break;
 		t->retries++;
+		if (attempt % r->tries == 0) {
+			sched_yield();
+			continue;
+		}
 		/*
 		 * Reads back to back land in the same burst of changes (a
-		 * recursion unwinding): from the middle try on, let the
-		 * thread run 20 us between reads.  Spin: a sleep that short
+		 * recursion unwinding): from the middle try of a round on, let
+		 * the thread run 20 us between reads.  Spin: a sleep that short
 		 * costs a loaded machine milliseconds of scheduling.
 		 */
-		if (attempt >= r->tries / 2)
+		if (attempt % r->tries >= r->tries / 2)
 			for (t0 = now_ns(); now_ns() - t0 < 20000;)
 				;
 	}
