@@ -321,6 +321,12 @@ main(int argc, char **argv)
 #endif
 	field("frame_owner", OFF(_PyInterpreterFrame, owner));
 	field("frame_owned_by_generator", (long long)FRAME_OWNED_BY_GENERATOR);
+	field("frame_owned_by_thread", (long long)FRAME_OWNED_BY_THREAD);
+	field("gen_frame_state", (long long)offsetof(PyGenObject, gi_frame_state) -
+	    (long long)offsetof(PyGenObject, gi_iframe));
+	field("gen_state_executing", (long long)FRAME_EXECUTING);
+	field("chunk_previous", OFF(_PyStackChunk, previous));
+	field("chunk_data", OFF(_PyStackChunk, data));
 	none("frame_state");
 	none("frame_state_running");
 	none("frame_state_unwinding");
@@ -333,6 +339,11 @@ main(int argc, char **argv)
 	none("frame_owner");
 	none("frame_owned_by_cstack");
 	none("frame_owned_by_generator");
+	none("frame_owned_by_thread");
+	none("gen_frame_state");
+	none("gen_state_executing");
+	none("chunk_previous");
+	none("chunk_data");
 #if PY_VERSION_HEX >= 0x030A0000
 	field("frame_state", OFF(PyFrameObject, f_state));
 	field("frame_state_running", (long long)FRAME_EXECUTING);

@@ -359,6 +359,12 @@ dbg_defaults(struct py_offsets *o, uint32_t hex, const char *version,
 	o->frame_is_entry = PYOFF_NONE;
 	/* FRAME_OWNED_BY_GENERATOR is 1 in 3.11-3.15 (pycore_frame.h, pycore_interpframe_structs.h). */
 	o->frame_owned_by_generator = hdr ? hdr->frame_owned_by_generator : 1;
+	/* Not in _Py_DebugOffsets: from the same minor's headers, else unchecked. */
+	o->frame_owned_by_thread = hdr ? hdr->frame_owned_by_thread : PYOFF_NONE;
+	o->gen_frame_state = hdr ? hdr->gen_frame_state : PYOFF_NONE;
+	o->gen_state_executing = hdr ? hdr->gen_state_executing : PYOFF_NONE;
+	o->chunk_previous = hdr ? hdr->chunk_previous : PYOFF_NONE;
+	o->chunk_data = hdr ? hdr->chunk_data : PYOFF_NONE;
 	o->frame_state = PYOFF_NONE;
 	o->frame_state_running = PYOFF_NONE;
 	o->frame_state_unwinding = PYOFF_NONE;

@@ -125,6 +125,17 @@ struct py_offsets {
 	int64_t frame_owner;		/* 3.11+ */
 	int64_t frame_owned_by_cstack;	/* 3.12+: owner value of shim frames */
 	int64_t frame_owned_by_generator;	/* 3.11+: owner of generator frames */
+	int64_t frame_owned_by_thread;	/* 3.11+: owner of frames on the data stack */
+	/*
+	 * 3.11+: a generator's frame is embedded in it (gi_iframe) and runs
+	 * only while the generator's gi_frame_state (int8) is FRAME_EXECUTING.
+	 * gen_frame_state is that field's offset from the frame (negative).
+	 */
+	int64_t gen_frame_state;
+	int64_t gen_state_executing;
+	/* 3.11+ _PyStackChunk: a thread's data stack, root chunk first */
+	int64_t chunk_previous;
+	int64_t chunk_data;
 	/*
 	 * 3.8–3.10: whether a frame still runs, the one sign of a frame that
 	 * returned or a generator that yielded under a read (1 byte: 3.8–3.9

@@ -431,6 +431,7 @@ read_frame_objects(struct py_reader *r, struct py_thread *t, uint64_t frame,
 	unsigned char buf[512];
 	size_t alloc = 0, fsize = (size_t)o->frame_size;
 	struct chain_guard g = { 0, 1, 0 };
+	uint64_t last = 0;
 
 	if (fsize > sizeof buf)
 		fsize = sizeof buf;
@@ -464,9 +465,21 @@ read_frame_objects(struct py_reader *r, struct py_thread *t, uint64_t frame,
 		line = c->valid ? linetable_line(o->version_hex, c->table, c->table_len,
 		    c->firstlineno, lasti) : 0;
 		push_frame(r, t, &alloc, c, line, true);
+		last = frame;
 		frame = mem_field_u64(buf, o->frame_back);
 	}
-	/* Running, with no caller: the thread's first frame. */
+	/*
+	 * Running, with no caller: the thread's first frame -- or a frame
+	 * copied while it was being linked: the target writes f_back before
+	 * it marks the frame running (a generator resumed, a frame taken from
+	 * the free list), and one copy may see the old f_back (NULL: the chain
+	 * ends early) beside the new mark.  Read again past the cache, its
+	 * f_back is then the new one (x86-64 keeps stores in order).
+	 */
+	if (r->check && last != 0 && t->error == NULL &&
+	    (mem_read(r->rt->pid, last, buf, fsize) != 0 || mem_field_u64(buf, o->frame_back) != 0 ||
+	    !frame_object_runs(o, buf)))
+		walk_torn(w, "the first frame read was being linked", last);
 }
 
 static bool
@@ -493,10 +506,85 @@ interp_bottom(const struct py_offsets *o, int owner, bool is_entry)
 	return is_entry;
 }
 
+/*
+ * 3.11+: may a frame of this owner be on a running chain?  A generator's
+ * frame is, only while its generator executes: one read with its
+ * generator suspended was reached through a stale link (a frame slot
+ * reused under the read, its `previous` not yet rewritten).  The state
+ * comes from the same copy of the page as the frame: read later, a
+ * generator that ran when it was copied may have yielded since, which
+ * tears nothing.  A frame owned by a frame object has returned.  Returns
+ * why not, or NULL.
+ */
+static const char *
+frame_off_chain(struct py_reader *r, uint64_t frame, int owner, bool innermost)
+{
+	const struct py_offsets *o = &r->rt->off;
+	signed char state;
+
+	if (owner == o->frame_owned_by_generator) {
+		/* The thread's current frame ran when found; a yield in between keeps its caller. */
+		if (o->gen_frame_state == PYOFF_NONE || innermost)
+			return NULL;
+		if (rd_live(r, frame + (uint64_t)o->gen_frame_state, &state, 1) != 0)
+			return "a generator became unreadable";
+		return state == o->gen_state_executing ? NULL :
+		    "a generator's frame on the chain does not run";
+	}
+	if (o->frame_owned_by_thread != PYOFF_NONE && owner != o->frame_owned_by_thread &&
+	    !is_shim(o, owner))
+		return "a frame that returned was on the chain";
+	return NULL;
+}
+
+/*
+ * 3.11+: the innermost frame, read again past the cache, still holds the
+ * code and caller it was read with.  Its slot at the top of the data stack
+ * is reused all the time (each call pushes its frame there and sets its
+ * code before its `previous`): a copy caught in between, or copied after
+ * the thread had moved on, links a new frame to an old caller.
+ */
+static bool
+innermost_moved(struct py_reader *r, uint64_t frame, const unsigned char *buf, size_t fsize)
+{
+	const struct py_offsets *o = &r->rt->off;
+	unsigned char again[PYOFF_FRAME_SPAN];
+
+	return mem_read(r->rt->pid, frame, again, fsize) != 0 ||
+	    mem_field_u64(again, o->frame_back) != mem_field_u64(buf, o->frame_back) ||
+	    mem_field_u64(again, o->frame_code) != mem_field_u64(buf, o->frame_code);
+}
+
+/*
+ * 3.11+: a whole chain ends at the thread's first frame, which the data
+ * stack holds at the start of its root chunk (3.11-3.13 skip one slot of
+ * it so that it is never freed: data[0] or data[1]).  A chain read that
+ * ends elsewhere lost its bottom to a stale link.
+ */
+static void
+check_base(struct py_reader *r, uint64_t chunk, uint64_t base, struct walk *w)
+{
+	const struct py_offsets *o = &r->rt->off;
+	uint64_t previous = chunk, data;
+	unsigned hops;
+
+	if (o->chunk_data == PYOFF_NONE || base == 0)
+		return;
+	for (hops = 0; previous != 0; hops++) {
+		chunk = previous;
+		if (hops > 64 || !mem_ptr_ok(chunk, 8) ||
+		    rd_live(r, chunk + (uint64_t)o->chunk_previous, &previous, sizeof previous) != 0)
+			return walk_torn(w, "the thread's data stack became unreadable", chunk);
+	}
+	data = chunk + (uint64_t)o->chunk_data;
+	if (base != data && base != data + 8)
+		walk_torn(w, "the frames end above the thread's first frame", base);
+}
+
 /* 3.11+: _PyInterpreterFrames, several per C evaluation call. */
 static void
 read_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
-    unsigned depth, struct walk *w)
+    unsigned depth, struct walk *w, uint64_t *base)
 {
 	const struct py_offsets *o = &r->rt->off;
 	unsigned char buf[PYOFF_FRAME_SPAN];
@@ -506,6 +594,7 @@ read_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
 	uint64_t last = 0;
 	int owner = -1;
 	bool is_entry = false;
+	const char *why;
 
 	if (fsize > sizeof buf)
 		fsize = sizeof buf;
@@ -525,7 +614,12 @@ read_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
 		walk_note(w, frame, fsize, true);
 		last = frame;
 		owner = ((const unsigned char *)buf)[o->frame_owner];
+		if (r->check && steps == 1 && owner == o->frame_owned_by_thread &&
+		    innermost_moved(r, frame, buf, fsize))
+			return walk_torn(w, "the innermost frame was being reused", frame);
 		is_entry = o->frame_is_entry != PYOFF_NONE && ((const unsigned char *)buf)[o->frame_is_entry];
+		if (r->check && (why = frame_off_chain(r, frame, owner, steps == 1)) != NULL)
+			return walk_torn(w, why, frame);
 		if (is_shim(o, owner)) {
 			/*
 			 * 3.12+: a shim frame below each C call's first frame:
@@ -558,6 +652,7 @@ read_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
 		line = linetable_line(o->version_hex, c->table, c->table_len,
 		    c->firstlineno, addrq < 0 ? -1 : addrq);
 		push_frame(r, t, &alloc, c, line, is_entry);
+		*base = frame;
 		frame = mem_field_u64(buf, o->frame_back);
 	}
 	/* The outermost frame is always the first of its C call. */
@@ -665,7 +760,7 @@ read_thread_frames_once(struct py_reader *r, struct py_thread *t, unsigned depth
 	const struct py_offsets *o = &r->rt->off;
 	unsigned char ts[PYOFF_TSTATE_SPAN];
 	size_t tsize = (size_t)o->tstate_size;
-	uint64_t frame, chunk = 0;
+	uint64_t frame, chunk = 0, base = 0;
 
 	free_frames(t);
 	free(t->error);
@@ -685,7 +780,9 @@ read_thread_frames_once(struct py_reader *r, struct py_thread *t, unsigned depth
 	if (o->frame_model == PY_FRAMES_OBJECTS)
 		read_frame_objects(r, t, frame, depth, w);
 	else
-		read_interp_frames(r, t, frame, depth, w);
+		read_interp_frames(r, t, frame, depth, w, &base);
+	if (w->torn == NULL && t->error == NULL && r->check)
+		check_base(r, chunk, base, w);
 	if (w->torn == NULL && r->check)
 		check_unchanged(r, t, frame, chunk, w);
 }
