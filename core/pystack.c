@@ -7,6 +7,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/linetable.h"
@@ -824,6 +825,50 @@ process_gone(struct py_reader *r)
 	return mem_read(r->rt->pid, r->rt->runtime, &byte, 1) != 0 && errno == ESRCH;
 }
 
+/*
+ * How long the thread has run on a CPU, in ns (/proc/PID/task/TID/schedstat),
+ * 0 if unknown.
+ */
+static uint64_t
+thread_ran_ns(pid_t pid, pid_t tid)
+{
+	char path[64];
+	unsigned long long ns = 0;
+	FILE *f;
+
+	if (tid <= 0)
+		return 0;
+	snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", (int)pid, (int)tid);
+	if ((f = fopen(path, "re")) == NULL)
+		return 0;
+	if (fscanf(f, "%llu", &ns) != 1)
+		ns = 0;
+	fclose(f);
+	return ns;
+}
+
+/*
+ * Between rounds of reads.  A whole round torn is mostly a thread that is
+ * not running: preempted in the middle of changing its stack (a loaded
+ * machine takes it off the CPU for milliseconds), it shows the same torn
+ * state to every read.  Wait, up to 20 ms, until it has run again; then
+ * the next round reads a state it has moved on to.
+ */
+static void
+wait_until_ran(struct py_reader *r, pid_t tid)
+{
+	uint64_t ran = thread_ran_ns(r->rt->pid, tid), t0 = now_ns();
+
+	sched_yield();
+	if (ran == 0)
+		return;
+	while (thread_ran_ns(r->rt->pid, tid) == ran && now_ns() - t0 < 20000000) {
+		struct timespec ts = { 0, 200000 };
+
+		nanosleep(&ts, NULL);
+	}
+}
+
 /* The hint of a thread state; a new one, or one unused by this snapshot, if none. */
 static struct stack_hint *
 find_hint(struct py_reader *r, uint64_t tstate)
@@ -879,7 +924,7 @@ read_thread_frames(struct py_reader *r, struct py_thread *t, unsigned depth)
 			break;
 		t->retries++;
 		if (attempt % r->tries == 0) {
-			sched_yield();
+			wait_until_ran(r, t->tid);
 			continue;
 		}
 		/*
