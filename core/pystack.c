@@ -1288,7 +1288,8 @@ py_reader_snapshot(struct py_reader *r, const struct py_snapshot_opts *opts,
 					t->gil = GIL_WAITING;
 		}
 	}
-	qsort(snap->threads, snap->nthreads, sizeof *snap->threads, cmp_threads);
+	if (snap->nthreads > 1)	/* threads is NULL when none was read: no qsort(NULL) */
+		qsort(snap->threads, snap->nthreads, sizeof *snap->threads, cmp_threads);
 	rc = FP_OK;
 	/* What was read from a process that is gone is not its state: say so. */
 	if (!procfs_exists(pid))
