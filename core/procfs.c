@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/util.h"
@@ -419,7 +420,9 @@ procfs_readable(pid_t pid)
 int
 procfs_explain_failure(pid_t pid, bool existed, int rc, char **cause)
 {
+	struct timespec ten_ms = { 0, 10 * 1000 * 1000 };
 	struct proc_thread_stat st;
+	int i;
 
 	if (rc == FP_OK || rc == FP_EUSAGE || pid <= 0)
 		return rc;
@@ -432,10 +435,18 @@ procfs_explain_failure(pid_t pid, bool existed, int rc, char **cause)
 		free(why);
 		return rc;
 	}
-	if (!procfs_thread_stat(pid, pid, &st))
-		return existed ? fail(cause, FP_EEXITED, "process %d exited", (int)pid) : rc;
-	if (st.state == 'Z' || st.state == 'X' || st.exiting)
-		return fail(cause, FP_EEXITED, "process %d exited", (int)pid);
+	/*
+	 * An exit under way shows a moment later than the failure it caused
+	 * (a thread we held was killed by the exit_group: ESRCH): look again
+	 * for a few milliseconds before blaming anything else.
+	 */
+	for (i = 0; i < 5; i++) {
+		if (!procfs_thread_stat(pid, pid, &st))
+			return existed ? fail(cause, FP_EEXITED, "process %d exited", (int)pid) : rc;
+		if (st.state == 'Z' || st.state == 'X' || st.exiting)
+			return fail(cause, FP_EEXITED, "process %d exited", (int)pid);
+		nanosleep(&ten_ms, NULL);
+	}
 	if (st.state == 'T')
 		return fail(cause, rc, "process %d is stopped (state T): resume it with kill -CONT %d",
 		    (int)pid, (int)pid);
