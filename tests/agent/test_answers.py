@@ -29,6 +29,9 @@ def wait_state(pid, want, timeout=10):
     pytest.fail("process %d did not reach state %s" % (pid, want))
 
 
+@pytest.mark.skipif(bool(os.environ.get("FP_SANITIZED")),
+                    reason="a race on wording, run by the normal build; the sanitizer build "
+                           "shifts its timing")
 @pytest.mark.parametrize("delay_ms", [0, 5, 30])
 def test_exit_while_attaching_is_process_exited(python, launch, profiler, delay_ms):
     """The target exits as soon as (or a little after) a thread of it is
