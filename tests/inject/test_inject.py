@@ -588,6 +588,12 @@ def test_signal_storm(ident, exe, injections):
     which a loaded 2-core machine does without us; so the target's thread
     and injtool run SCHED_FIFO, and what is counted is what we do, not
     what the scheduler does."""
+    if os.environ.get("FP_SANITIZED"):
+        # The counts are about the injector's logic, proved by the normal
+        # build; a sanitized injtool is slow enough that SIGUSR1 merges
+        # behind it even under SCHED_FIFO.
+        ok(True, "%s signal storm # SKIP sanitizer build" % ident)
+        return
     try:
         realtime(os.getpid())
         os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
