@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include "core/tstop.h"
-#include "inject/inject.h"
 #include "core/util.h"
 
 static char restore_seq[512];
@@ -31,8 +30,10 @@ restore_terminal(void)
 static void
 fatal(int sig)
 {
-	/* Never leave a thread of the target stopped, traced or hijacked. */
-	inject_release_all();
+	/*
+	 * Never leave a thread of the target stopped, traced or hijacked:
+	 * core/tstop holds every thread, the injector's too (its rescue first).
+	 */
 	tstop_release_all();
 	restore_terminal();
 	signal(sig, SIG_DFL);
@@ -58,7 +59,6 @@ guard_install(void)
 	if (!done) {
 		done = true;
 		atexit(tstop_release_all);
-		atexit(inject_release_all);
 	}
 }
 
