@@ -60,11 +60,19 @@ struct py_reader {
 	struct pythreads *names;	/* Python's thread names */
 	/*
 	 * Check each read of a stack for tearing, and read a torn one up to
-	 * `tries` times.  Benchmarks measure both: FP_STACK_CHECK=0 turns the
-	 * check off, FP_STACK_CHECK=once checks without reading again.
+	 * `tries` times.  Benchmarks measure each part: FP_STACK_CHECK=0 turns
+	 * the check off, FP_STACK_CHECK=once checks without reading again,
+	 * FP_STACK_CHECK=nostop reads again but never stops a thread.
 	 */
 	bool check;
 	unsigned tries;
+	/*
+	 * A stack still torn after every try is read once more with its thread
+	 * stopped for that read alone (tens of microseconds), unless the caller
+	 * may not stop threads (a sampler: it counts partial reads instead) or
+	 * FP_STACK_CHECK is set to anything but 1 (benchmarks of the parts).
+	 */
+	bool may_stop, stop_allowed;
 	uint64_t code_type;		/* &PyCode_Type, once seen */
 	/*
 	 * Per thread state, the pages its last read touched: the next read
@@ -895,6 +903,31 @@ find_hint(struct py_reader *r, uint64_t tstate)
 	return h;
 }
 
+/*
+ * Every read was torn: the thread changes its stack faster than it can be
+ * read (a tight recursion, a generator resumed in a loop), or this reader
+ * kept losing the CPU in the middle of a read.  Stop that one thread, read
+ * it once, and let it go: a consistent stack for a stop of tens of
+ * microseconds, taken only here.  If it cannot be stopped (another tracer,
+ * no permission) the read stays torn and is shown partial.
+ */
+static void
+read_stopped(struct py_reader *r, struct py_thread *t, unsigned depth, struct walk *w)
+{
+	char *cause = NULL;
+
+	if (tstop_stop(t->tid, STOP_TIMEOUT_MS, &cause) != FP_OK) {
+		free(t->stop_error);
+		t->stop_error = cause;
+		return;
+	}
+	mem_cache_clear(r->mc);
+	refresh_outer_first(r, w);
+	read_thread_frames_once(r, t, depth, w);
+	tstop_resume(t->tid);
+	t->stopped_read = true;
+}
+
 static void
 read_thread_frames(struct py_reader *r, struct py_thread *t, unsigned depth)
 {
@@ -937,6 +970,8 @@ read_thread_frames(struct py_reader *r, struct py_thread *t, unsigned depth)
 			for (t0 = now_ns(); now_ns() - t0 < 20000;)
 				;
 	}
+	if (w.torn != NULL && r->may_stop && t->tid > 0 && !process_gone(r))
+		read_stopped(r, t, depth, &w);
 	free(w.seen);
 	if (h != NULL) {
 		h->addrs = w.hint;
@@ -949,7 +984,8 @@ read_thread_frames(struct py_reader *r, struct py_thread *t, unsigned depth)
 	t->partial = true;
 	free(t->error);
 	t->error = xasprintf("the stack changed under each of %u reads (the last: %s, "
-	    "at 0x%llx)", attempt, w.torn, (unsigned long long)w.at);
+	    "at 0x%llx)%s", attempt, w.torn, (unsigned long long)w.at,
+	    t->stop_error != NULL ? "; stopping it failed" : "");
 }
 
 /* ---- threads ------------------------------------------------------------ */
@@ -1059,6 +1095,7 @@ waits_on_gil(struct py_reader *r, pid_t tid, uint64_t gil)
 static void
 free_thread(struct py_thread *t)
 {
+	free(t->stop_error);
 	free_frames(t);
 	free(t->name);
 	free(t->error);
@@ -1170,6 +1207,7 @@ py_reader_snapshot(struct py_reader *r, const struct py_snapshot_opts *opts,
 	snap->blocked = opts->block;
 	snap->taken_ns = now_ns();
 	r->snap = snap;
+	r->may_stop = r->stop_allowed && !opts->never_stop && !opts->block && !opts->native;
 	snprintf(snap->version, sizeof snap->version, "%s", r->rt->version);
 
 	if (opts->native && r->unwinder == NULL &&
@@ -1329,6 +1367,7 @@ py_reader_open(pid_t pid, struct py_reader **rp, char **cause)
 	check = getenv("FP_STACK_CHECK");
 	r->check = check == NULL || strcmp(check, "0") != 0;
 	r->tries = check != NULL && strcmp(check, "once") == 0 ? 1 : READ_TRIES;
+	r->stop_allowed = check == NULL || strcmp(check, "1") == 0;
 	if ((rc = pyruntime_open(pid, &r->rt, cause)) != FP_OK) {
 		free(r);
 		return rc;

@@ -74,6 +74,8 @@ struct py_thread {
 	 */
 	bool partial;
 	unsigned retries;	/* reads done again because the stack changed */
+	bool stopped_read;	/* torn under every try, read once while stopped */
+	char *stop_error;	/* why that stop failed, or NULL */
 
 	struct native_frame *native;	/* innermost first; --native only */
 	size_t nnative;
@@ -95,6 +97,11 @@ struct py_snapshot_opts {
 	bool native;		/* unwind native frames (stops each thread briefly) */
 	bool block;		/* stop every thread for a consistent read */
 	unsigned max_depth;	/* frames per thread; 0 = default (4096) */
+	/*
+	 * Never stop a thread, not even one whose stack changed under every
+	 * read: it is shown partial instead (a sampler counts those).
+	 */
+	bool never_stop;
 };
 
 struct py_reader;

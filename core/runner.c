@@ -869,23 +869,25 @@ agent_threads(struct runner *r, pid_t pid, bool locals, bool asyncio, json_t **t
 
 /*
  * FP_STACK_STATS=1, for benchmarks only: one line on stderr per `stack`
- * saying how many thread reads were torn and read again, and how many
+ * saying how many thread reads were torn and read again, how many were
+ * read with the thread stopped after every try was torn, and how many
  * stayed partial.
  */
 static void
 stack_stats(const struct py_snapshot *snap)
 {
-	unsigned retries = 0, partial = 0;
+	unsigned retries = 0, stopped = 0, partial = 0;
 	size_t i;
 
 	if (getenv("FP_STACK_STATS") == NULL)
 		return;
 	for (i = 0; i < snap->nthreads; i++) {
 		retries += snap->threads[i].retries;
+		stopped += snap->threads[i].stopped_read;
 		partial += snap->threads[i].partial;
 	}
-	fprintf(stderr, "stack-stats: threads %zu retries %u partial %u\n", snap->nthreads,
-	    retries, partial);
+	fprintf(stderr, "stack-stats: threads %zu retries %u stopped %u partial %u\n",
+	    snap->nthreads, retries, stopped, partial);
 }
 
 static int

@@ -11,9 +11,12 @@
 # thread reads done again (retries) and reads left [partial] — and, for
 # 20x30, `--cmd stack` as a whole process (median/min/max of RUNS, as
 # run.sh measures it against the ~5 ms budget).  Check "on" is the
-# default; "once" checks but never reads again (its partial rate is how
-# often a single read tears); "off" neither checks nor marks (partial 0
-# by construction: what is torn goes unseen).  Not pass/fail.
+# default: up to 36 reads, then one read with the thread stopped
+# ("stopped" counts those); "nostop" is what a sampler gets (the 36 reads
+# alone, the rest partial); "once" checks but never reads again (its
+# partial rate is how often a single read tears); "off" neither checks nor
+# marks (partial 0 by construction: what is torn goes unseen).  Also the
+# recursion mode of churn.py, the fastest-changing stack.  Not pass/fail.
 set -eu
 builddir=${FP_BUILDDIR:-$(pwd)}
 srcdir=${FP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -47,10 +50,10 @@ repeated() {
 	    "$bin" "$target" --cmd stack 2>"$stats" >/dev/null || true
 	t1=$(date +%s%N)
 	awk -v name="$1" -v check="$2" -v reads="$reads" -v ns=$((t1 - t0)) \
-	    '/^stack-stats:/ { r += $5; p += $7; n++ }
-	     END { printf "  %-8s check %-4s %5d reads  %6.3f ms/read  retries %5d  partial %4d (%.2f%%)\n",
+	    '/^stack-stats:/ { r += $5; s += $7; p += $9; n++ }
+	     END { printf "  %-9s check %-6s %5d reads  %6.3f ms/read  retries %5d  stopped %3d  partial %4d (%.2f%%)\n",
 	         name, check == "0" ? "off" : check == "1" ? "on" : check, n, ns / 1e6 / reads,
-	         r, p, n ? 100 * p / n : 0 }' "$stats"
+	         r, s, p, n ? 100 * p / n : 0 }' "$stats"
 	rm -f "$stats"
 }
 
@@ -59,12 +62,14 @@ echo "$reads reads per line in one process; --cmd stack: $runs runs, ms (median 
 for py in "$@"; do
 	version=$("$py" -c 'import platform; print(platform.python_version())')
 	echo "CPython $version"
-	start_target "$srcdir/tests/targets/churn.py" CHURN=genexpr
-	repeated genexpr 1
-	repeated genexpr once
-	repeated genexpr 0
-	kill "$target"
-	wait "$target" 2>/dev/null || true
+	for mode in genexpr recursion; do
+		start_target "$srcdir/tests/targets/churn.py" CHURN=$mode
+		for check in 1 nostop once 0; do
+			repeated $mode $check
+		done
+		kill "$target"
+		wait "$target" 2>/dev/null || true
+	done
 
 	start_target "$srcdir/tests/bench/stack_target.py"
 	repeated 20x30 1

@@ -11,6 +11,14 @@ output exactly as one --cmd prints it); every read must show churn's stack whole
 thread bootstrap at the bottom, level1, level2, level3 in order above it
 whenever the workload is on the stack, nothing foreign above level3 -- or
 carry the [partial] mark, and fewer than one read in 1,000 may be partial.
+
+The reader's last resort -- reading a thread torn under every try once
+with that thread stopped -- is what keeps the partial rate down on a loaded
+machine.  A sampler may not stop threads: with FP_STACK_CHECK=nostop the
+same reads must still be whole or marked, never silently wrong, and the
+retries alone must keep the partial rate under NOSTOP_MAX_PARTIAL (a bound
+that catches a broken retry, loose enough for a machine under load; `make
+bench-torn` measures the rate).
 """
 
 import os
@@ -35,6 +43,9 @@ MAX_PARTIAL = 1
 # reliably -- at most COROUTINE_SLACK of 1,000 wrong or partial, where the
 # reader before this check was wrong in 130 to 310 of 1,000.
 COROUTINE_SLACK = 5
+# Without the stop, per 1,000 reads: a CI run under load saw 9 on 3.8's
+# recursion; without the retries a single read tears 5 to 50 times in 1,000.
+NOSTOP_MAX_PARTIAL = 50
 
 # churn's whole stack, innermost first, as function names joined by spaces
 # (the last part of a qualified name).
@@ -76,10 +87,14 @@ def churn_problem(thread, mode):
     return "unmarked stack %r is not %r" % (names, WHOLE[mode])
 
 
+@pytest.mark.parametrize("stop", ["stop", "nostop"])
 @pytest.mark.parametrize("mode", ["genexpr", "coroutine", "recursion"])
-def test_churning_thread_is_whole_or_partial(launch, profiler, python, mode):
+def test_churning_thread_is_whole_or_partial(launch, profiler, python, mode, stop):
     target = launch("churn.py", python, env={"CHURN": mode})
-    result = profiler.cmd(target.pid, "stack", prefix=("env", "FP_STACK_REPEAT=%d" % READS))
+    env = ["env", "FP_STACK_REPEAT=%d" % READS]
+    if stop == "nostop":
+        env.append("FP_STACK_CHECK=nostop")
+    result = profiler.cmd(target.pid, "stack", prefix=tuple(env))
     assert result.code == EXIT_OK, result.describe()
     dumps = split_dumps(result.stdout)
     assert len(dumps) == READS, "%d dumps for %d reads" % (len(dumps), READS)
@@ -99,7 +114,8 @@ def test_churning_thread_is_whole_or_partial(launch, profiler, python, mode):
         return
     assert not bad, "%d of %d reads silently short or wrong; the first:\n%s" % (
         len(bad), READS, bad[0])
-    assert len(partial) <= MAX_PARTIAL, "%d of %d reads partial:\n%s" % (
+    limit = MAX_PARTIAL if stop == "stop" else NOSTOP_MAX_PARTIAL * READS // 1000
+    assert len(partial) <= limit, "%d of %d reads partial:\n%s" % (
         len(partial), READS, "\n".join(partial))
 
 
