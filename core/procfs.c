@@ -492,3 +492,25 @@ procfs_target_path(pid_t pid, const char *path)
 {
 	return xasprintf("/proc/%d/root%s%s", (int)pid, path[0] == '/' ? "" : "/", path);
 }
+
+/*
+ * How long the thread has run on a CPU, in ns (/proc/PID/task/TID/schedstat),
+ * 0 if unknown.
+ */
+uint64_t
+procfs_thread_ran_ns(pid_t pid, pid_t tid)
+{
+	char path[64];
+	unsigned long long ns = 0;
+	FILE *f;
+
+	if (tid <= 0)
+		return 0;
+	snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", (int)pid, (int)tid);
+	if ((f = fopen(path, "re")) == NULL)
+		return 0;
+	if (fscanf(f, "%llu", &ns) != 1)
+		ns = 0;
+	fclose(f);
+	return ns;
+}

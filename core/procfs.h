@@ -81,4 +81,10 @@ char *procfs_explain_eperm(pid_t pid);
 /* "/proc/<pid>/root" + path: how to open a file of the target (containers). */
 char *procfs_target_path(pid_t pid, const char *path);
 
+/*
+ * How long thread `tid` of `pid` has run on a CPU, in ns
+ * (/proc/PID/task/TID/schedstat); 0 if unknown.
+ */
+uint64_t procfs_thread_ran_ns(pid_t pid, pid_t tid);
+
 #endif

@@ -1,0 +1,899 @@
+/*
+ * core/pyframes.c — one thread's Python frames, read from outside while the
+ * thread runs: the frame chain (frame objects on 3.8–3.10, interpreter
+ * frames on 3.11+), its code objects (cached across snapshots), and the
+ * checks that tell a torn read from a whole one, with the retries and the
+ * last-resort stopped read that follow.  The snapshot around it is
+ * core/pystack.c.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/linetable.h"
+#include "core/memread.h"
+#include "core/procfs.h"
+#include "core/pyobj.h"
+#include "core/pystack_int.h"
+#include "core/tstop.h"
+#include "core/util.h"
+
+#define MAX_STRING	4096
+#define MAX_TABLE	(1u << 20)
+#define READ_ROUNDS	3	/* of READ_TRIES, the CPU yielded between */
+
+/* ---- the snapshot's strings -------------------------------------------- */
+
+/*
+ * One snapshot of 1,000 threads x 50 frames has 150,000 frame strings;
+ * allocating and freeing them one by one cost more than reading them.
+ * They live in chunks owned by the snapshot instead.
+ */
+struct str_arena {
+	struct str_arena *next;
+	size_t used, size;
+	char data[];
+};
+
+static char *
+arena_strdup(struct py_snapshot *snap, const char *s)
+{
+	size_t len = strlen(s) + 1;
+	struct str_arena *a = snap->strings;
+
+	if (a == NULL || a->size - a->used < len) {
+		size_t size = len > 65536 ? len : 65536;
+
+		a = xmalloc(sizeof *a + size);
+		a->next = snap->strings;
+		a->used = 0;
+		a->size = size;
+		snap->strings = a;
+	}
+	memcpy(a->data + a->used, s, len);
+	a->used += len;
+	return a->data + a->used - len;
+}
+
+void
+pyframes_arena_free(struct str_arena *a)
+{
+	while (a != NULL) {
+		struct str_arena *next = a->next;
+
+		free(a);
+		a = next;
+	}
+}
+
+/* ---- reading objects ---------------------------------------------------- */
+
+/* A str object as UTF-8; NULL if unreadable or not a compact string. */
+static char *
+read_unicode(struct py_reader *r, uint64_t addr)
+{
+	return pyobj_read_str(r->mc, &r->rt->off, addr, MAX_STRING);
+}
+
+static uint8_t *
+read_bytes(struct py_reader *r, uint64_t addr, size_t *lenp)
+{
+	const struct py_offsets *o = &r->rt->off;
+	uint64_t len;
+	uint8_t *buf;
+
+	if (!mem_ptr_ok(addr, 8) ||
+	    rd_u64(r, addr + (uint64_t)o->bytes_size, &len) != 0 ||
+	    len > MAX_TABLE)
+		return NULL;
+	buf = xmalloc(len ? len : 1);
+	if (rd(r, addr + (uint64_t)o->bytes_sval, buf, len) != 0) {
+		free(buf);
+		return NULL;
+	}
+	*lenp = len;
+	return buf;
+}
+
+static void
+code_clear(struct code_info *c)
+{
+	free(c->filename);
+	free(c->name);
+	free(c->qualname);
+	free(c->table);
+	memset(c, 0, sizeof *c);
+}
+
+static size_t
+code_slot(const struct py_reader *r, uint64_t addr)
+{
+	uint64_t h = addr * 0x9e3779b97f4a7c15ull;
+
+	return (size_t)(h >> 20) & (r->acodes - 1);
+}
+
+static void
+codes_grow(struct py_reader *r)
+{
+	struct code_info *old = r->codes;
+	size_t oldn = r->acodes, i;
+
+	r->acodes = oldn ? oldn * 2 : 256;
+	r->codes = xcalloc(r->acodes, sizeof *r->codes);
+	for (i = 0; i < oldn; i++) {
+		size_t s;
+
+		if (old[i].addr == 0)
+			continue;
+		s = code_slot(r, old[i].addr);
+		while (r->codes[s].addr != 0)
+			s = (s + 1) & (r->acodes - 1);
+		r->codes[s] = old[i];
+	}
+	free(old);
+}
+
+/*
+ * The type of a code object is PyCode_Type: memory that once held
+ * something else (a frame's slot reused, a page read before the code was
+ * made) can otherwise pass for code, names and all.  The type's address
+ * is learnt from its tp_name once.
+ */
+static bool
+is_code_type(struct py_reader *r, uint64_t type)
+{
+	const struct py_offsets *o = &r->rt->off;
+	uint64_t name;
+	char s[5];
+
+	if (r->code_type != 0 || !mem_ptr_ok(type, 8))
+		return type == r->code_type;
+	if (rd_u64(r, type + (uint64_t)o->type_name, &name) != 0 || !mem_ptr_ok(name, 1) ||
+	    rd(r, name, s, sizeof s) != 0 || memcmp(s, "code", sizeof s) != 0)
+		return false;
+	r->code_type = type;
+	return true;
+}
+
+/* The code object at addr, read or taken from the cache; never NULL. */
+static struct code_info *
+get_code(struct py_reader *r, uint64_t addr)
+{
+	const struct py_offsets *o = &r->rt->off;
+	unsigned char buf[PYOFF_CODE_SPAN];
+	struct code_info *c;
+	size_t s, csize = (size_t)o->code_size;
+
+	if (r->ncodes * 2 >= r->acodes)
+		codes_grow(r);
+	s = code_slot(r, addr);
+	while (r->codes[s].addr != 0 && r->codes[s].addr != addr)
+		s = (s + 1) & (r->acodes - 1);
+	c = &r->codes[s];
+	/* An invalid one is read again: it may have been read from a stale page. */
+	if (c->addr == addr && c->generation == r->generation && c->valid)
+		return c;
+
+	if (csize > sizeof buf)
+		csize = sizeof buf;
+	if (rd(r, addr, buf, csize) != 0) {
+		if (c->addr == 0)
+			r->ncodes++;
+		code_clear(c);
+		c->addr = addr;
+		c->generation = r->generation;
+		return c;
+	}
+	if (c->addr == addr && c->valid &&
+	    c->p_filename == mem_field_u64(buf, o->code_filename) &&
+	    c->p_name == mem_field_u64(buf, o->code_name) &&
+	    c->p_table == mem_field_u64(buf, o->code_linetable)) {
+		c->generation = r->generation;
+		return c;
+	}
+	if (c->addr == 0)
+		r->ncodes++;
+	code_clear(c);
+	c->addr = addr;
+	c->generation = r->generation;
+	c->p_filename = mem_field_u64(buf, o->code_filename);
+	c->p_name = mem_field_u64(buf, o->code_name);
+	c->p_table = mem_field_u64(buf, o->code_linetable);
+	c->firstlineno = mem_field_i32(buf, o->code_firstlineno);
+	c->filename = read_unicode(r, c->p_filename);
+	c->name = read_unicode(r, c->p_name);
+	if (o->code_qualname != PYOFF_NONE)
+		c->qualname = read_unicode(r, mem_field_u64(buf, o->code_qualname));
+	c->table = read_bytes(r, c->p_table, &c->table_len);
+	c->valid = c->filename != NULL && c->name != NULL &&
+	    is_code_type(r, mem_field_u64(buf, o->object_type));
+	return c;
+}
+
+/* ---- frames ------------------------------------------------------------- */
+
+static void
+push_frame(struct py_reader *r, struct py_thread *t, size_t *alloc,
+    struct code_info *c, int line, bool entry)
+{
+	struct py_frame *f = ARRAY_PUSH(t->frames, t->nframes, *alloc);
+
+	if (c->snap_serial != r->generation) {
+		c->snap_serial = r->generation;
+		c->s_filename = arena_strdup(r->snap, c->filename ? c->filename : "???");
+		c->s_name = arena_strdup(r->snap, c->name ? c->name : "???");
+		c->s_qualname = c->qualname ? arena_strdup(r->snap, c->qualname) : NULL;
+	}
+	memset(f, 0, sizeof *f);
+	f->code = c->addr;
+	f->filename = c->s_filename;
+	f->name = c->s_name;
+	f->qualname = c->s_qualname;
+	f->line = line;
+	f->entry = entry;
+}
+
+void
+pyframes_free(struct py_thread *t)
+{
+	free(t->frames);
+	t->frames = NULL;
+	t->nframes = 0;
+}
+
+/*
+ * Brent's cycle detection over a frame chain: a chain that comes back on
+ * itself was read while the thread changed it.
+ */
+struct chain_guard {
+	uint64_t mark;
+	unsigned power, lam;
+};
+
+static bool
+chain_loops(struct chain_guard *g, uint64_t frame)
+{
+	if (frame == g->mark)
+		return true;
+	if (++g->lam == g->power) {
+		g->mark = frame;
+		g->power *= 2;
+		g->lam = 0;
+	}
+	return false;
+}
+
+/*
+ * One read of one thread's stack, and why it cannot be trusted.  Reads do
+ * not stop the thread: it runs on while its frames are read one by one, so
+ * a frame read late may have returned (and been freed or reused), or be a
+ * generator's frame that yielded and lost its caller link, since the frame
+ * above it was read.  The chain read then ends early or wanders into
+ * frames that are not this thread's stack.
+ */
+struct walk {
+	const char *torn;	/* why this read is torn; NULL if it is not */
+	uint64_t at;		/* the address it was seen at */
+	uint64_t *seen;		/* frames read, innermost first */
+	size_t nseen, aseen;
+	/* what every read so far touched: re-read at once before a retry */
+	uint64_t *hint;
+	size_t nhint, ahint;
+};
+
+/* Remember a frame (or thread state) read, for the checks and the retry. */
+static void
+walk_note(struct walk *w, uint64_t addr, size_t len, bool frame)
+{
+	if (frame)
+		*ARRAY_PUSH(w->seen, w->nseen, w->aseen) = addr;
+	if (w->nhint < 256) {
+		*ARRAY_PUSH(w->hint, w->nhint, w->ahint) = addr;
+		*ARRAY_PUSH(w->hint, w->nhint, w->ahint) = addr + len - 1;
+	}
+}
+
+static void
+walk_torn(struct walk *w, const char *why, uint64_t at)
+{
+	w->torn = why;
+	w->at = at;
+}
+
+static bool
+walk_saw(const struct walk *w, uint64_t frame)
+{
+	size_t i;
+
+	for (i = 0; i < w->nseen; i++)
+		if (w->seen[i] == frame)
+			return true;
+	return false;
+}
+
+/* Frames and thread states change: never serve them from an older page. */
+static int
+rd_live(struct py_reader *r, uint64_t addr, void *buf, size_t len)
+{
+	return mem_cache_read_fresh(r->mc, addr, buf, len);
+}
+
+/*
+ * A frame's code object that cannot be read as one: the frame was reused,
+ * or the code is newer than a page read earlier (imports compile code all
+ * the time).  Its pages are read again before the retry.
+ */
+static void
+bad_code(struct walk *w, const struct code_info *c, uint64_t frame)
+{
+	walk_note(w, c->addr, PYOFF_CODE_SPAN, false);
+	if (c->p_filename != 0)
+		walk_note(w, c->p_filename, PYOFF_UNICODE_SPAN, false);
+	if (c->p_name != 0)
+		walk_note(w, c->p_name, PYOFF_UNICODE_SPAN, false);
+	walk_torn(w, "a frame without a readable code object", frame);
+}
+
+/* 3.8–3.10: the frame still runs (not returned, not a yielded generator). */
+static bool
+frame_object_runs(const struct py_offsets *o, const unsigned char *buf)
+{
+	signed char state = (signed char)buf[o->frame_state];
+
+	return o->frame_state == PYOFF_NONE || state == o->frame_state_running ||
+	    (o->frame_state_unwinding != PYOFF_NONE && state == o->frame_state_unwinding);
+}
+
+/* 3.8–3.10: a chain of PyFrameObjects, one C evaluation call each. */
+static void
+read_frame_objects(struct py_reader *r, struct py_thread *t, uint64_t frame,
+    unsigned depth, struct walk *w)
+{
+	const struct py_offsets *o = &r->rt->off;
+	unsigned char buf[512];
+	size_t alloc = 0, fsize = (size_t)o->frame_size;
+	struct chain_guard g = { 0, 1, 0 };
+	uint64_t last = 0;
+
+	if (fsize > sizeof buf)
+		fsize = sizeof buf;
+	while (frame != 0) {
+		struct code_info *c;
+		int lasti, line;
+
+		if (t->nframes >= depth) {
+			t->error = xasprintf("stack deeper than %u frames: cut", depth);
+			return;
+		}
+		if (!mem_ptr_ok(frame, 8) || rd_live(r, frame, buf, fsize) != 0 ||
+		    chain_loops(&g, frame))
+			return walk_torn(w, "a frame became unreadable", frame);
+		/*
+		 * A frame on a thread's stack runs until it returns; one that
+		 * does not was freed (its f_back now links the free list) or
+		 * is a generator that yielded (f_back cleared).  Only the
+		 * innermost may be caught returning, its caller still linked.
+		 */
+		if (r->check && !frame_object_runs(o, buf) &&
+		    (t->nframes > 0 || mem_field_u64(buf, o->frame_back) == 0))
+			return walk_torn(w, "a frame returned or a generator yielded", frame);
+		walk_note(w, frame, fsize, true);
+		c = get_code(r, mem_field_u64(buf, o->frame_code));
+		if (r->check && !c->valid)
+			return bad_code(w, c, frame);
+		lasti = mem_field_i32(buf, o->frame_lasti);
+		if (o->version_hex >= 0x030A0000 && lasti >= 0)
+			lasti *= 2;	/* 3.10 counts instructions */
+		line = c->valid ? linetable_line(o->version_hex, c->table, c->table_len,
+		    c->firstlineno, lasti) : 0;
+		push_frame(r, t, &alloc, c, line, true);
+		last = frame;
+		frame = mem_field_u64(buf, o->frame_back);
+	}
+	/*
+	 * Running, with no caller: the thread's first frame -- or a frame
+	 * copied while it was being linked: the target writes f_back before
+	 * it marks the frame running (a generator resumed, a frame taken from
+	 * the free list), and one copy may see the old f_back (NULL: the chain
+	 * ends early) beside the new mark.  Read again past the cache, its
+	 * f_back is then the new one (x86-64 keeps stores in order).
+	 */
+	if (r->check && last != 0 && t->error == NULL &&
+	    (mem_read(r->rt->pid, last, buf, fsize) != 0 || mem_field_u64(buf, o->frame_back) != 0 ||
+	    !frame_object_runs(o, buf)))
+		walk_torn(w, "the first frame read was being linked", last);
+}
+
+static bool
+is_shim(const struct py_offsets *o, int owner)
+{
+	return (o->frame_owned_by_cstack != PYOFF_NONE && owner == o->frame_owned_by_cstack) ||
+	    (o->frame_owned_by_interpreter != PYOFF_NONE && owner == o->frame_owned_by_interpreter);
+}
+
+/*
+ * 3.11+: may a thread's chain end at this frame?  The first frame of a
+ * thread is run by a C call of the evaluation loop: 3.11 marks it
+ * is_entry; 3.12+ put a shim frame under it, which is then the last.  A
+ * generator's frame is never last: its `previous` is its caller while it
+ * runs and is cleared when it yields.
+ */
+static bool
+interp_bottom(const struct py_offsets *o, int owner, bool is_entry)
+{
+	if (owner == o->frame_owned_by_generator)
+		return false;
+	if (o->frame_owned_by_cstack != PYOFF_NONE)
+		return is_shim(o, owner);
+	return is_entry;
+}
+
+/*
+ * 3.11+: may a frame of this owner be on a running chain?  A generator's
+ * frame is, only while its generator executes: one read with its
+ * generator suspended was reached through a stale link (a frame slot
+ * reused under the read, its `previous` not yet rewritten).  The state
+ * comes from the same copy of the page as the frame: read later, a
+ * generator that ran when it was copied may have yielded since, which
+ * tears nothing.  A frame owned by a frame object has returned.  Returns
+ * why not, or NULL.
+ */
+static const char *
+frame_off_chain(struct py_reader *r, uint64_t frame, int owner, bool innermost)
+{
+	const struct py_offsets *o = &r->rt->off;
+	signed char state;
+
+	if (owner == o->frame_owned_by_generator) {
+		/* The thread's current frame ran when found; a yield in between keeps its caller. */
+		if (o->gen_frame_state == PYOFF_NONE || innermost)
+			return NULL;
+		if (rd_live(r, frame + (uint64_t)o->gen_frame_state, &state, 1) != 0)
+			return "a generator became unreadable";
+		return state == o->gen_state_executing ? NULL :
+		    "a generator's frame on the chain does not run";
+	}
+	if (o->frame_owned_by_thread != PYOFF_NONE && owner != o->frame_owned_by_thread &&
+	    !is_shim(o, owner))
+		return "a frame that returned was on the chain";
+	return NULL;
+}
+
+/*
+ * 3.11+: the innermost frame, read again past the cache, still holds the
+ * code and caller it was read with.  Its slot at the top of the data stack
+ * is reused all the time (each call pushes its frame there and sets its
+ * code before its `previous`): a copy caught in between, or copied after
+ * the thread had moved on, links a new frame to an old caller.
+ */
+static bool
+innermost_moved(struct py_reader *r, uint64_t frame, const unsigned char *buf, size_t fsize)
+{
+	const struct py_offsets *o = &r->rt->off;
+	unsigned char again[PYOFF_FRAME_SPAN];
+
+	return mem_read(r->rt->pid, frame, again, fsize) != 0 ||
+	    mem_field_u64(again, o->frame_back) != mem_field_u64(buf, o->frame_back) ||
+	    mem_field_u64(again, o->frame_code) != mem_field_u64(buf, o->frame_code);
+}
+
+/*
+ * 3.11+: a whole chain ends at the thread's first frame, which the data
+ * stack holds at the start of its root chunk (3.11-3.13 skip one slot of
+ * it so that it is never freed: data[0] or data[1]).  A chain read that
+ * ends elsewhere lost its bottom to a stale link.
+ */
+static void
+check_base(struct py_reader *r, uint64_t chunk, uint64_t base, struct walk *w)
+{
+	const struct py_offsets *o = &r->rt->off;
+	uint64_t previous = chunk, data;
+	unsigned hops;
+
+	if (o->chunk_data == PYOFF_NONE || base == 0)
+		return;
+	for (hops = 0; previous != 0; hops++) {
+		chunk = previous;
+		if (hops > 64 || !mem_ptr_ok(chunk, 8) ||
+		    rd_live(r, chunk + (uint64_t)o->chunk_previous, &previous, sizeof previous) != 0)
+			return walk_torn(w, "the thread's data stack became unreadable", chunk);
+	}
+	data = chunk + (uint64_t)o->chunk_data;
+	if (base != data && base != data + 8)
+		walk_torn(w, "the frames end above the thread's first frame", base);
+}
+
+/* 3.11+: _PyInterpreterFrames, several per C evaluation call. */
+static void
+read_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
+    unsigned depth, struct walk *w, uint64_t *base)
+{
+	const struct py_offsets *o = &r->rt->off;
+	unsigned char buf[PYOFF_FRAME_SPAN];
+	size_t alloc = 0, fsize = (size_t)o->frame_size;
+	unsigned steps = 0;
+	struct chain_guard g = { 0, 1, 0 };
+	uint64_t last = 0;
+	int owner = -1;
+	bool is_entry = false;
+	const char *why;
+
+	if (fsize > sizeof buf)
+		fsize = sizeof buf;
+	while (frame != 0) {
+		struct code_info *c;
+		uint64_t code, instr;
+		int64_t addrq;
+		int line;
+
+		if (t->nframes >= depth || ++steps > 4 * depth) {
+			t->error = xasprintf("stack deeper than %u frames: cut", depth);
+			return;
+		}
+		if (!mem_ptr_ok(frame, 8) || rd_live(r, frame, buf, fsize) != 0 ||
+		    chain_loops(&g, frame))
+			return walk_torn(w, "a frame became unreadable", frame);
+		walk_note(w, frame, fsize, true);
+		last = frame;
+		owner = ((const unsigned char *)buf)[o->frame_owner];
+		if (r->check && steps == 1 && owner == o->frame_owned_by_thread &&
+		    innermost_moved(r, frame, buf, fsize))
+			return walk_torn(w, "the innermost frame was being reused", frame);
+		is_entry = o->frame_is_entry != PYOFF_NONE && ((const unsigned char *)buf)[o->frame_is_entry];
+		if (r->check && (why = frame_off_chain(r, frame, owner, steps == 1)) != NULL)
+			return walk_torn(w, why, frame);
+		if (is_shim(o, owner)) {
+			/*
+			 * 3.12+: a shim frame below each C call's first frame:
+			 * FRAME_OWNED_BY_CSTACK in 3.12–3.13,
+			 * FRAME_OWNED_BY_INTERPRETER in 3.14–3.15 (ceval.c's
+			 * entry frame; 3.15 also ends each thread's chain in a
+			 * base frame of that owner).  3.14's CSTACK (4) is
+			 * assigned nowhere but skipped as CPython's readers do.
+			 */
+			if (t->nframes > 0)
+				t->frames[t->nframes - 1].entry = true;
+			frame = mem_field_u64(buf, o->frame_back);
+			continue;
+		}
+		/* 3.14: f_executable is a _PyStackRef; its low bits are tags. */
+		code = mem_field_u64(buf, o->frame_code) & ~o->frame_code_tags;
+		c = get_code(r, code);
+		if (!c->valid) {
+			/* 3.11–3.12: f_code is always code. */
+			if (r->check && o->version_hex < 0x030D0000)
+				return bad_code(w, c, frame);
+			/* 3.13+: f_executable may be something other than code. */
+			frame = mem_field_u64(buf, o->frame_back);
+			continue;
+		}
+		instr = mem_field_u64(buf, o->frame_lasti);
+		addrq = (int64_t)(instr - (code + (uint64_t)o->code_code_adaptive));
+		if (addrq < -2 || addrq > (int64_t)MAX_TABLE * 8)
+			addrq = -1;
+		line = linetable_line(o->version_hex, c->table, c->table_len,
+		    c->firstlineno, addrq < 0 ? -1 : addrq);
+		push_frame(r, t, &alloc, c, line, is_entry);
+		*base = frame;
+		frame = mem_field_u64(buf, o->frame_back);
+	}
+	/* The outermost frame is always the first of its C call. */
+	if (t->nframes > 0)
+		t->frames[t->nframes - 1].entry = true;
+	if (r->check && last != 0 && !interp_bottom(o, owner, is_entry))
+		walk_torn(w, owner == o->frame_owned_by_generator ?
+		    "a generator's frame lost its caller" :
+		    "the frames end before the thread's entry frame", last);
+}
+
+/*
+ * The innermost frame of a thread state, 0 if none.  3.11–3.12: each call
+ * of the evaluation loop publishes its _PyCFrame (on the C stack) before
+ * it sets that cframe's current_frame; a cframe that is not the root one
+ * (previous set) but holds no frame is caught in between.
+ */
+static uint64_t
+current_frame(struct py_reader *r, const unsigned char *ts, struct walk *w)
+{
+	const struct py_offsets *o = &r->rt->off;
+	uint64_t cframe, frame = 0, previous = 0;
+
+	if (o->tstate_cframe != PYOFF_NONE) {
+		cframe = mem_field_u64(ts, o->tstate_cframe);
+		if (!mem_ptr_ok(cframe, 8) ||
+		    rd_live(r, cframe + (uint64_t)o->cframe_current_frame, &frame, sizeof frame) != 0 ||
+		    rd_live(r, cframe + (uint64_t)o->cframe_previous, &previous, sizeof previous) != 0) {
+			walk_torn(w, "the thread's current frame is unreadable", cframe);
+			return 0;
+		}
+		if (frame == 0 && previous != 0 && r->check)
+			walk_torn(w, "the thread was entering the evaluation loop", cframe);
+		return frame;
+	}
+	return mem_field_u64(ts, o->tstate_frame);
+}
+
+/*
+ * After a walk: the thread's current frame and (3.11+) data-stack chunk,
+ * read again past the cache.  A different chunk may mean the frames read
+ * were freed.  A different current frame is fine when the thread has
+ * returned into a frame we read, or has gone deeper from one (its new
+ * frames lead back onto the chain read within MAX_HOPS links, each read
+ * afresh): the chain read is still what lies below.  Returns why not, or
+ * NULL.
+ */
+#define MAX_HOPS	32
+
+static const char *
+changed_since(struct py_reader *r, const struct py_thread *t, uint64_t frame0,
+    uint64_t chunk0, const struct walk *w)
+{
+	const struct py_offsets *o = &r->rt->off;
+	unsigned char ts[PYOFF_TSTATE_SPAN];
+	size_t tsize = (size_t)o->tstate_size;
+	uint64_t frame, chunk = 0;
+	unsigned hops;
+
+	if (tsize > sizeof ts)
+		tsize = sizeof ts;
+	if (mem_read(r->rt->pid, t->tstate, ts, tsize) != 0)
+		return "the thread ended";
+	if (o->tstate_datastack_chunk != PYOFF_NONE)
+		chunk = mem_field_u64(ts, o->tstate_datastack_chunk);
+	if (chunk != chunk0)
+		return "the thread moved to another data-stack chunk";
+	frame = mem_field_u64(ts, o->tstate_frame != PYOFF_NONE ? o->tstate_frame : o->tstate_cframe);
+	if (o->tstate_cframe != PYOFF_NONE && (!mem_ptr_ok(frame, 8) ||
+	    mem_read_u64(r->rt->pid, frame + (uint64_t)o->cframe_current_frame, &frame) != 0))
+		return "the thread's current frame became unreadable";
+	for (hops = 0; hops < MAX_HOPS; hops++) {
+		if (frame == frame0 || walk_saw(w, frame))
+			return NULL;
+		if (!mem_ptr_ok(frame, 8) ||
+		    mem_read_u64(r->rt->pid, frame + (uint64_t)o->frame_back, &frame) != 0)
+			break;
+	}
+	return "the current frame changed";
+}
+
+/*
+ * The state after a walk is itself read while the thread runs: a thread
+ * entering the evaluation loop publishes its new _PyCFrame (3.11–3.12)
+ * before that frame's current_frame is set.  Look again, cheaply, before
+ * throwing the whole walk away.
+ */
+static void
+check_unchanged(struct py_reader *r, const struct py_thread *t, uint64_t frame0,
+    uint64_t chunk0, struct walk *w)
+{
+	const char *why = NULL;
+	int look;
+
+	for (look = 0; look < 3; look++)
+		if ((why = changed_since(r, t, frame0, chunk0, w)) == NULL)
+			return;
+	walk_torn(w, why, frame0);
+}
+
+static void
+read_thread_frames_once(struct py_reader *r, struct py_thread *t, unsigned depth,
+    struct walk *w)
+{
+	const struct py_offsets *o = &r->rt->off;
+	unsigned char ts[PYOFF_TSTATE_SPAN];
+	size_t tsize = (size_t)o->tstate_size;
+	uint64_t frame, chunk = 0, base = 0;
+
+	pyframes_free(t);
+	free(t->error);
+	t->error = NULL;
+	w->torn = NULL;
+	w->nseen = 0;
+	if (tsize > sizeof ts)
+		tsize = sizeof ts;
+	walk_note(w, t->tstate, tsize, false);
+	if (rd_live(r, t->tstate, ts, tsize) != 0)
+		return walk_torn(w, "the thread ended", t->tstate);
+	if (o->tstate_datastack_chunk != PYOFF_NONE)
+		chunk = mem_field_u64(ts, o->tstate_datastack_chunk);
+	frame = current_frame(r, ts, w);
+	if (w->torn != NULL)
+		return;
+	if (o->frame_model == PY_FRAMES_OBJECTS)
+		read_frame_objects(r, t, frame, depth, w);
+	else
+		read_interp_frames(r, t, frame, depth, w, &base);
+	if (w->torn == NULL && t->error == NULL && r->check)
+		check_base(r, chunk, base, w);
+	if (w->torn == NULL && r->check)
+		check_unchanged(r, t, frame, chunk, w);
+}
+
+/*
+ * Before a retry, re-read at once every page the earlier reads touched,
+ * outermost frames first and the thread state last.  A caller outlives
+ * its callee: frames each found running, read from the outside in, were
+ * all on the stack when the innermost was read; read the other way, the
+ * outer ones may have returned in between.
+ */
+static void
+refresh_outer_first(struct py_reader *r, struct walk *w)
+{
+	size_t i, j;
+
+	for (i = 0, j = w->nhint; i + 1 < j; i++, j--) {
+		uint64_t a = w->hint[i];
+
+		w->hint[i] = w->hint[j - 1];
+		w->hint[j - 1] = a;
+	}
+	mem_cache_refresh(r->mc, w->hint, w->nhint);
+	w->nhint = 0;	/* the next read notes its own pages */
+}
+
+
+/*
+ * A running thread can change its stack under the read: read it again
+ * (only the pages of thread states and frames: code objects and names stay
+ * cached) a few times, then show what the last read found, marked partial.
+ */
+/* The process has exited (reaped or not): reading again is pointless. */
+static bool
+process_gone(struct py_reader *r)
+{
+	unsigned char byte;
+
+	return mem_read(r->rt->pid, r->rt->runtime, &byte, 1) != 0 && errno == ESRCH;
+}
+
+/*
+ * Between rounds of reads.  A whole round torn is mostly a thread that is
+ * not running: preempted in the middle of changing its stack (a loaded
+ * machine takes it off the CPU for milliseconds), it shows the same torn
+ * state to every read.  Wait, up to 20 ms, until it has run again; then
+ * the next round reads a state it has moved on to.
+ */
+static void
+wait_until_ran(struct py_reader *r, pid_t tid)
+{
+	uint64_t ran = procfs_thread_ran_ns(r->rt->pid, tid), t0 = now_ns();
+
+	sched_yield();
+	if (ran == 0)
+		return;
+	while (procfs_thread_ran_ns(r->rt->pid, tid) == ran && now_ns() - t0 < 20000000) {
+		struct timespec ts = { 0, 200000 };
+
+		nanosleep(&ts, NULL);
+	}
+}
+
+/* The hint of a thread state; a new one, or one unused by this snapshot, if none. */
+static struct stack_hint *
+find_hint(struct py_reader *r, uint64_t tstate)
+{
+	struct stack_hint *h = NULL;
+	size_t i;
+
+	for (i = 0; i < r->nhints; i++) {
+		if (r->hints[i].tstate == tstate)
+			h = &r->hints[i];
+		else if (h == NULL && r->nhints >= MAX_THREADS && r->hints[i].generation != r->generation)
+			h = &r->hints[i];	/* a thread gone since: reuse */
+	}
+	if (h == NULL && r->nhints < MAX_THREADS) {
+		h = ARRAY_PUSH(r->hints, r->nhints, r->ahints);
+		memset(h, 0, sizeof *h);
+	}
+	if (h != NULL && h->tstate != tstate) {
+		h->tstate = tstate;
+		h->n = 0;
+	}
+	if (h != NULL)
+		h->generation = r->generation;
+	return h;
+}
+
+/*
+ * Every read was torn: the thread changes its stack faster than it can be
+ * read (a tight recursion, a generator resumed in a loop), or this reader
+ * kept losing the CPU in the middle of a read.  Stop that one thread, read
+ * it once, and let it go: a consistent stack for a stop of tens of
+ * microseconds, taken only here.  If it cannot be stopped (another tracer,
+ * no permission) the read stays torn and is shown partial.
+ */
+static void
+read_stopped(struct py_reader *r, struct py_thread *t, unsigned depth, struct walk *w)
+{
+	char *cause = NULL;
+
+	if (tstop_stop(t->tid, STOP_TIMEOUT_MS, &cause) != FP_OK) {
+		free(t->stop_error);
+		t->stop_error = cause;
+		return;
+	}
+	mem_cache_clear(r->mc);
+	refresh_outer_first(r, w);
+	read_thread_frames_once(r, t, depth, w);
+	tstop_resume(t->tid);
+	t->stopped_read = true;
+}
+
+void
+pyframes_read(struct py_reader *r, struct py_thread *t, unsigned depth)
+{
+	struct stack_hint *h = find_hint(r, t->tstate);
+	struct walk w = { 0 };
+	unsigned attempt, tries;
+	uint64_t t0;
+
+	t->partial = false;
+	if (h != NULL) {
+		w.hint = h->addrs;
+		w.nhint = w.ahint = h->n;
+		h->addrs = NULL;
+	}
+	/*
+	 * Up to READ_ROUNDS rounds of r->tries reads.  On a loaded machine a
+	 * whole round can fall into one bad stretch (this reader descheduled
+	 * in the middle of each read); yielding the CPU between rounds starts
+	 * the next one on a fresh time slice.  Costs nothing when reads agree.
+	 */
+	tries = r->tries > 1 ? r->tries * READ_ROUNDS : r->tries;
+	for (attempt = 1; ; attempt++) {
+		mem_cache_expire(r->mc);
+		refresh_outer_first(r, &w);
+		read_thread_frames_once(r, t, depth, &w);
+		if (w.torn == NULL || attempt >= tries || process_gone(r))
+			break;
+		t->retries++;
+		if (attempt % r->tries == 0) {
+			wait_until_ran(r, t->tid);
+			continue;
+		}
+		/*
+		 * Reads back to back land in the same burst of changes (a
+		 * recursion unwinding): from the middle try of a round on, let
+		 * the thread run 20 us between reads.  Spin: a sleep that short
+		 * costs a loaded machine milliseconds of scheduling.
+		 */
+		if (attempt % r->tries >= r->tries / 2)
+			for (t0 = now_ns(); now_ns() - t0 < 20000;)
+				;
+	}
+	if (w.torn != NULL && r->may_stop && t->tid > 0 && !process_gone(r))
+		read_stopped(r, t, depth, &w);
+	free(w.seen);
+	if (h != NULL) {
+		h->addrs = w.hint;
+		h->n = w.nhint;
+	} else {
+		free(w.hint);
+	}
+	if (w.torn == NULL)
+		return;
+	t->partial = true;
+	free(t->error);
+	t->error = xasprintf("the stack changed under each of %u reads (the last: %s, "
+	    "at 0x%llx)%s", attempt, w.torn, (unsigned long long)w.at,
+	    t->stop_error != NULL ? "; stopping it failed" : "");
+}
+
+void
+pyframes_reader_free(struct py_reader *r)
+{
+	size_t i;
+
+	for (i = 0; i < r->acodes; i++)
+		code_clear(&r->codes[i]);
+	for (i = 0; i < r->nhints; i++)
+		free(r->hints[i].addrs);
+	free(r->hints);
+	free(r->codes);
+}

@@ -1,0 +1,104 @@
+/*
+ * core/pystack_int.h — what core/pystack.c (threads, the snapshot) and
+ * core/pyframes.c (one thread's frames, read and checked for tearing)
+ * share: the reader itself.  Not for other modules: they use
+ * core/pystack.h.
+ */
+#ifndef FP_PYSTACK_INT_H
+#define FP_PYSTACK_INT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/memread.h"
+#include "core/pystack.h"
+
+#define MAX_THREADS	4096	/* threads read of one interpreter */
+#define STOP_TIMEOUT_MS	2000	/* a thread that does not stop by then is let go */
+/* How many times one thread's stack is read before it is shown partial. */
+#define READ_TRIES	12
+
+/*
+ * What we keep of a code object.  Code objects are immutable, but can be
+ * freed and their address reused: an entry is re-validated (its filename,
+ * name and table pointers compared) once per snapshot before reuse.
+ */
+struct code_info {
+	uint64_t addr;
+	/* this code's strings copied into the current snapshot's arena */
+	unsigned snap_serial;
+	char *s_filename, *s_name, *s_qualname;
+	uint64_t p_filename, p_name, p_table;
+	unsigned generation;
+	bool valid;		/* it was a readable code object */
+	char *filename, *name, *qualname;
+	int firstlineno;
+	uint8_t *table;
+	size_t table_len;
+};
+
+struct py_reader {
+	struct pyruntime *rt;
+	struct code_info *codes;	/* open-addressed hash on addr */
+	size_t ncodes, acodes;
+	unsigned generation;		/* snapshot serial number */
+	struct py_snapshot *snap;	/* the one being taken */
+	int64_t pthread_tid_off;	/* 3.8–3.10: struct pthread's tid */
+	struct unwinder *unwinder;
+	struct mem_cache *mc;		/* cleared whenever the target may have run */
+	struct pythreads *names;	/* Python's thread names */
+	/*
+	 * Check each read of a stack for tearing, and read a torn one up to
+	 * `tries` times.  Benchmarks measure each part: FP_STACK_CHECK=0 turns
+	 * the check off, FP_STACK_CHECK=once checks without reading again,
+	 * FP_STACK_CHECK=nostop reads again but never stops a thread.
+	 */
+	bool check;
+	unsigned tries;
+	/*
+	 * A stack still torn after every try is read once more with its thread
+	 * stopped for that read alone (tens of microseconds), unless the caller
+	 * may not stop threads (a sampler: it counts partial reads instead) or
+	 * FP_STACK_CHECK is set to anything but 1 (benchmarks of the parts).
+	 */
+	bool may_stop, stop_allowed;
+	uint64_t code_type;		/* &PyCode_Type, once seen */
+	/*
+	 * Per thread state, the pages its last read touched: the next read
+	 * of it (a sampler reads again and again) starts by re-reading them
+	 * all at once, outermost first (see refresh_outer_first).
+	 */
+	struct stack_hint {
+		uint64_t tstate;
+		uint64_t *addrs;
+		size_t n;
+		unsigned generation;	/* the last snapshot that used it */
+	} *hints;
+	size_t nhints, ahints;
+};
+
+static inline int
+rd(struct py_reader *r, uint64_t addr, void *buf, size_t len)
+{
+	return mem_cache_read(r->mc, addr, buf, len);
+}
+
+static inline int
+rd_u64(struct py_reader *r, uint64_t addr, uint64_t *v)
+{
+	return mem_cache_read_u64(r->mc, addr, v);
+}
+
+/*
+ * Read thread `t`'s Python frames (at most `depth`) into t->frames, again
+ * while the stack changes under the read, and as the last resort with the
+ * thread stopped (r->may_stop); t->partial and t->error say when it stayed
+ * torn.  Frame strings live in r->snap's arena.
+ */
+void pyframes_read(struct py_reader *r, struct py_thread *t, unsigned depth);
+void pyframes_free(struct py_thread *t);
+void pyframes_arena_free(struct str_arena *a);
+/* What the frame reading keeps between snapshots (code objects, hints). */
+void pyframes_reader_free(struct py_reader *r);
+
+#endif
