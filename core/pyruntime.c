@@ -212,6 +212,22 @@ runtime_valid(pid_t pid, const struct py_offsets *off, uint64_t addr)
 	return back == interp;
 }
 
+/*
+ * Python has begun to finalize (Py_FinalizeEx sets the runtime's
+ * finalizing thread state): a runtime that stops validating then is a
+ * program on its way out, not offsets gone wrong.
+ */
+static bool
+runtime_finalizing(const struct pyruntime *rt)
+{
+	uint64_t tstate = 0;
+
+	if (rt->off.runtime_finalizing == PYOFF_NONE)
+		return false;
+	return mem_read_u64(rt->pid, rt->runtime + (uint64_t)rt->off.runtime_finalizing,
+	    &tstate) == 0 && tstate != 0;
+}
+
 /* Scan the candidate's writable segments for 8-byte aligned `pred` hits. */
 static uint64_t
 scan_writable(struct pyruntime *rt, struct candidate *c,
@@ -389,6 +405,8 @@ locate_runtime(struct pyruntime *rt, struct candidate *c, char **cause)
 		    "process %d runs CPython %s and this build has no offsets for it (known: %s)",
 		    (int)rt->pid, rt->version, py_offsets_known_versions());
 	}
+	if (!runtime_valid(rt->pid, &rt->off, rt->runtime) && runtime_finalizing(rt))
+		return fail(cause, FP_EEXITED, "process %d is exiting: Python is finalizing", (int)rt->pid);
 	if (!runtime_valid(rt->pid, &rt->off, rt->runtime))
 		return fail(cause, FP_ERR, "process %d: the CPython %s runtime at 0x%llx (%s) does not validate: "
 		    "Python is starting up or shutting down, or the offsets are wrong",
@@ -406,6 +424,8 @@ pyruntime_main_interp(struct pyruntime *rt, uint64_t *interp, char **cause)
 		return fail(cause, FP_ERR, "process %d: cannot read the interpreter list: %s",
 		    (int)rt->pid, strerror(errno));
 	}
+	if (*interp == 0 && runtime_finalizing(rt))
+		return fail(cause, FP_EEXITED, "process %d is exiting: Python is finalizing", (int)rt->pid);
 	if (*interp == 0)
 		return fail(cause, FP_ERR, "process %d: Python is not initialized yet, or is finalizing", (int)rt->pid);
 	if (!mem_ptr_ok(*interp, 8))
