@@ -164,12 +164,23 @@ void tui_status(struct tui *t, bool error, const char *fmt, ...)
 void tui_show_pane(struct tui *t, enum pane_id id, bool focus);
 void tui_hide_pane(struct tui *t, enum pane_id id);
 void pane_set_cursor(struct pane *p, size_t line);
+/* Keep the cursor in the lines and on screen. */
+void pane_clamp(struct pane *p);
 /* Lines of the list area (frame and header excluded). */
 int pane_rows(const struct pane *p);
 /* The selected thread of the snapshot, or NULL. */
 const struct py_thread *tui_selected_thread(const struct tui *t);
 /* Copy text to the terminal's clipboard (OSC 52). */
 void tui_copy(struct tui *t, const char *text);
+
+/* For the framework's own modules (layout, bars, prompt, commands,
+ * console): one turn of the main loop; `busy` while a statement runs. */
+void tui_pump(struct tui *t, bool busy);
+
+#ifndef CTRL
+#define CTRL(c) ((c) & 0x1f)
+#endif
+#define ESC 27
 
 /* pane_source.c: show `line` of `filename` with the line marked. */
 void pane_source_show(struct pane *p, const char *filename, int line, const char *function);

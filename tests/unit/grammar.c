@@ -697,7 +697,7 @@ static void
 test_tui_only(void)
 {
 	/*
-	 * save, theme, delay and quit are the TUI's own (tui/tui.c); --cmd and
+	 * save, theme, delay and quit are the TUI's own (tui/commands.c); --cmd and
 	 * line mode do not have them, and say so without a wrong suggestion.
 	 */
 	parse_fails("save stack.txt", "unknown command 'save' (`help` lists commands)");
