@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "tui/inside.h"
+#include "tui/panes.h"
 
 /* Function-bar items as last drawn, for mouse clicks. */
 static struct {
@@ -143,7 +144,7 @@ bar_width(const struct keybinding *b, bool paused)
  * stays: the one key everybody looks for).
  */
 static void
-bar_draw(struct tline *l, const char *pane, int cols, bool paused)
+bar_draw(struct tline *l, const struct keymap_pane *pane, int cols, bool paused)
 {
 	struct bar bar = { .n = 0 };
 	char buf[16];
@@ -245,7 +246,9 @@ bars_draw_bottom(struct tui *t)
 
 		bar_pairs(&l, keys);
 	} else {
-		bar_draw(&l, t->panes[t->focus].ops->name, cols, t->paused);
+		struct keymap_pane keys = panes_keys(t);
+
+		bar_draw(&l, &keys, cols, t->paused);
 	}
 	tline_add(&l, EL_BAR, " ");
 	draw_tline(LINES - 1, 0, cols, &l, -1, NULL);

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core/command.h"
+#include "core/render.h"
 #include "core/runner.h"
 #include "tui/console.h"
 #include "tui/inside.h"
@@ -75,7 +76,8 @@ save_stack(struct tui *t, const char *file)
 		path = xasprintf("%s/%s", home, file + 2);
 	else
 		path = xstrdup(file);
-	pane_stack_text(&t->panes[PANE_STACK], &text);
+	if (tui_selected_thread(t) != NULL)
+		render_thread(&text, tui_selected_thread(t), t->sc);
 	if (text.len == 0) {
 		tui_status(t, true, "no thread selected: nothing to save");
 	} else if ((f = fopen(path, "w")) == NULL) {
@@ -146,14 +148,14 @@ commands_run(struct tui *t, const char *line)
 		console_run(t, line, strcmp(words[0], "console") == 0);
 	} else if (strcmp(words[0], "help") == 0 && n <= 2 &&
 	    cmdline_help(&out, local_commands, FP_NELEM(local_commands), n == 2 ? words[1] : NULL)) {
-		pane_output_set(&t->panes[PANE_OUTPUT], line, out.s);
-		tui_show_pane(t, PANE_OUTPUT, true);
+		pane_output_set(tui_pane(t, &pane_output_ops), line, out.s);
+		tui_show_pane(t, tui_pane(t, &pane_output_ops), true);
 	} else {
 		inside_quiesce(t);	/* the runner may use the agent's session */
 		rc = runner_exec(t->runner, line, &out, &cause);
 		if (out.len > 0) {
-			pane_output_set(&t->panes[PANE_OUTPUT], line, out.s);
-			tui_show_pane(t, PANE_OUTPUT, true);
+			pane_output_set(tui_pane(t, &pane_output_ops), line, out.s);
+			tui_show_pane(t, tui_pane(t, &pane_output_ops), true);
 		}
 		if (rc != FP_OK)
 			tui_status(t, true, "%s", cause ? cause : "failed");

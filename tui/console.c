@@ -25,7 +25,7 @@ console_write(void *ctx, const char *text, size_t len)
 {
 	struct tui *t = ctx;
 
-	pane_console_write(&t->panes[PANE_CONSOLE], text, len);
+	pane_console_write(tui_pane(t, &pane_console_ops), text, len);
 }
 
 /*
@@ -118,7 +118,7 @@ console_busy_key(struct tui *t, int key, bool fkey)
 		tui_status(t, false, "interrupting the statement%s...",
 		    t->console_open ? ", then leaving the console" : "");
 	} else if (fkey && (key == KEY_PPAGE || key == KEY_NPAGE)) {
-		pane_console_scroll(&t->panes[PANE_CONSOLE], key == KEY_PPAGE ? -1 : 1);
+		pane_console_scroll(tui_pane(t, &pane_console_ops), key == KEY_PPAGE ? -1 : 1);
 	} else if (!(fkey && key == KEY_MOUSE)) {
 		console_type_ahead(t, key, fkey);
 	}
@@ -133,11 +133,11 @@ static void
 console_broke(struct tui *t, const char *cause)
 {
 	char *msg = xasprintf("[flight_profiler] %s", cause ? cause : "the console failed");
-	struct pane *p = &t->panes[PANE_CONSOLE];
+	struct pane *p = tui_pane(t, &pane_console_ops);
 	const char *s = msg, *hint = "[typing opens a new >>> prompt; Esc closes this pane]\n";
 	int w;
 
-	tui_show_pane(t, PANE_CONSOLE, true);
+	tui_show_pane(t, tui_pane(t, &pane_console_ops), true);
 	w = p->w > 22 ? p->w - 2 : 20;
 	/* the pane does not wrap: the whole message, in lines of its width */
 	pane_console_write(p, "\n", 1);
@@ -168,12 +168,12 @@ console_broke(struct tui *t, const char *cause)
 bool
 console_modal_key(struct tui *t, int key, bool fkey)
 {
-	if (!t->console_broken || t->focus != PANE_CONSOLE || !t->panes[PANE_CONSOLE].visible ||
+	if (!t->console_broken || t->focus != tui_pane(t, &pane_console_ops) || !t->focus->visible ||
 	    fkey || key == '\t')
 		return false;
 	if (key == ESC || key == CTRL('c')) {
 		t->console_broken = false;
-		tui_hide_pane(t, PANE_CONSOLE);
+		tui_hide_pane(t, tui_pane(t, &pane_console_ops));
 		tui_status(t, false, "console closed (c opens it again)");
 		return true;
 	}
@@ -207,12 +207,12 @@ console_run(struct tui *t, const char *line, bool console)
 	if (!inside_attach(t, true, false))
 		return;
 	inside_quiesce(t);
-	tui_show_pane(t, PANE_CONSOLE, true);
+	tui_show_pane(t, tui_pane(t, &pane_console_ops), true);
 	if (console) {
 		t->console_open = true;
 		t->console_leave = false;
 	} else {
-		pane_console_echo(&t->panes[PANE_CONSOLE], ":", line);
+		pane_console_echo(tui_pane(t, &pane_console_ops), ":", line);
 		t->busy = true;
 		tui_status(t, false, "running in process %d: Ctrl-C interrupts", (int)t->pid);
 	}
@@ -225,7 +225,7 @@ console_run(struct tui *t, const char *line, bool console)
 	t->prompt = PROMPT_NONE;
 	t->nahead = 0;
 	if (out.len > 0)
-		pane_console_write(&t->panes[PANE_CONSOLE], out.s, out.len);
+		pane_console_write(tui_pane(t, &pane_console_ops), out.s, out.len);
 	t->console_broken = false;
 	if (t->exited) {
 		;	/* take_snapshot said so */
@@ -234,7 +234,7 @@ console_run(struct tui *t, const char *line, bool console)
 	} else if (rc != FP_OK) {
 		tui_status(t, true, "%s", cause ? cause : "failed");
 	} else if (console) {
-		tui_hide_pane(t, PANE_CONSOLE);
+		tui_hide_pane(t, tui_pane(t, &pane_console_ops));
 		tui_status(t, false, "left the console (c opens it again; its variables are kept "
 		    "while flight_profiler stays attached)");
 	}

@@ -96,7 +96,7 @@ lost(struct tui *t, const char *cause)
 	runner_session_failed(t->runner);
 	if (in->locals == LOCALS_ASKING) {
 		in->locals = LOCALS_FAILED;
-		pane_locals_set(&t->panes[PANE_LOCALS], in->frame.function, NULL, "the agent is gone");
+		pane_locals_set(tui_pane(t, &pane_locals_ops), in->frame.function, NULL, "the agent is gone");
 	}
 	if (!t->exited)
 		tui_status(t, true, "agent lost: %s (L loads it again)", cause ? cause : "?");
@@ -115,7 +115,7 @@ inside_quiesce(struct tui *t)
 		session_cancel(s, in->id, NULL);
 	if (in->job == JOB_LOCALS && in->locals == LOCALS_ASKING) {
 		in->locals = LOCALS_FAILED;
-		pane_locals_set(&t->panes[PANE_LOCALS], in->frame.function, NULL,
+		pane_locals_set(tui_pane(t, &pane_locals_ops), in->frame.function, NULL,
 		    "not asked: another request came first (L asks again)");
 	}
 	in->job = JOB_NONE;
@@ -164,11 +164,11 @@ ask_locals(struct tui *t)
 		limit = 5000;
 	inside_quiesce(t);	/* before saying we ask: it may drop an earlier ask */
 	in->locals = LOCALS_ASKING;
-	pane_locals_set(&t->panes[PANE_LOCALS], in->frame.function, NULL, "asking the agent...");
+	pane_locals_set(tui_pane(t, &pane_locals_ops), in->frame.function, NULL, "asking the agent...");
 	if (!send_job(t, JOB_LOCALS, json_pack("{s:b, s:b, s:I}", "locals", 1, "asyncio", 0,
 	    "limit", (json_int_t)limit))) {
 		in->locals = LOCALS_FAILED;
-		pane_locals_set(&t->panes[PANE_LOCALS], in->frame.function, NULL,
+		pane_locals_set(tui_pane(t, &pane_locals_ops), in->frame.function, NULL,
 		    "the agent is not attached (L attaches it)");
 	}
 }
@@ -179,11 +179,11 @@ show_locals_pane(struct tui *t)
 {
 	struct inside *in = t->inside;
 
-	if (t->panes[PANE_SOURCE].visible && in->frame.set && in->frame.python &&
+	if (tui_pane(t, &pane_source_ops)->visible && in->frame.set && in->frame.python &&
 	    in->locals != LOCALS_NONE)
-		tui_show_pane(t, PANE_LOCALS, false);
-	else if (t->panes[PANE_LOCALS].visible)
-		tui_hide_pane(t, PANE_LOCALS);
+		tui_show_pane(t, tui_pane(t, &pane_locals_ops), false);
+	else if (tui_pane(t, &pane_locals_ops)->visible)
+		tui_hide_pane(t, tui_pane(t, &pane_locals_ops));
 }
 
 /*
@@ -258,7 +258,7 @@ inside_attach(struct tui *t, bool load, bool quiet)
 		tui_status(t, false, "agent attached: thread names, locals, completion, console (c); "
 		    "it stays loaded");
 	t->dirty = true;
-	if (t->panes[PANE_SOURCE].visible && t->inside->frame.python &&
+	if (tui_pane(t, &pane_source_ops)->visible && t->inside->frame.python &&
 	    t->inside->locals == LOCALS_NONE) {
 		ask_locals(t);	/* the source view waited for them */
 		show_locals_pane(t);
@@ -317,7 +317,8 @@ answered(struct tui *t, struct proto_msg *end)
 		in->names = json_pack("{s:O}", "names", json_object_get(end->data, "names"));
 		if (t->snap != NULL) {
 			render_apply_thread_names(t->snap, in->names);
-			t->panes[PANE_THREADS].ops->event(&t->panes[PANE_THREADS], EV_SNAPSHOT);
+			pane_threads_ops.event(tui_pane(t, &pane_threads_ops),
+			    &(struct pane_event){ .kind = EV_SNAPSHOT });
 		}
 	}
 	t->dirty = true;
@@ -327,16 +328,16 @@ answered(struct tui *t, struct proto_msg *end)
 		char *why = xasprintf("the agent could not read them: %s", end->error);
 
 		in->locals = LOCALS_FAILED;
-		pane_locals_set(&t->panes[PANE_LOCALS], in->frame.function, NULL, why);
+		pane_locals_set(tui_pane(t, &pane_locals_ops), in->frame.function, NULL, why);
 		free(why);
 	} else if ((a = match_frame(&in->frame, end->data)) == NULL) {
 		in->locals = LOCALS_FAILED;
-		pane_locals_set(&t->panes[PANE_LOCALS], in->frame.function, NULL,
+		pane_locals_set(tui_pane(t, &pane_locals_ops), in->frame.function, NULL,
 		    "the thread has left this frame since the snapshot (Enter on the stack shows the "
 		    "current one)");
 	} else {
 		in->locals = LOCALS_SHOWN;
-		pane_locals_set(&t->panes[PANE_LOCALS], in->frame.function, a, NULL);
+		pane_locals_set(tui_pane(t, &pane_locals_ops), in->frame.function, a, NULL);
 	}
 	show_locals_pane(t);
 	t->dirty = true;
@@ -378,7 +379,7 @@ inside_tick(struct tui *t)
 				session_cancel(s, in->id, NULL);
 				in->job = JOB_NONE;
 				in->locals = LOCALS_FAILED;
-				pane_locals_set(&t->panes[PANE_LOCALS], in->frame.function, NULL, why);
+				pane_locals_set(tui_pane(t, &pane_locals_ops), in->frame.function, NULL, why);
 				free(why);
 				t->dirty = true;
 			} else {
@@ -439,7 +440,7 @@ inside_reload_locals(struct tui *t)
 
 	if (!inside_attach(t, true, false))
 		return;
-	if (!t->panes[PANE_SOURCE].visible || !in->frame.set)
+	if (!tui_pane(t, &pane_source_ops)->visible || !in->frame.set)
 		return;
 	if (!in->frame.python) {
 		tui_status(t, true, "a native frame has no Python locals");

@@ -6,37 +6,16 @@
 #include <stdio.h>
 #include <string.h>
 
-#ifndef CTRL
-#define CTRL(c) ((c) & 0x1f)
-#endif
-#define ESC 27
-
 /*
  * Order matters twice: the function bar shows labels in this order, and the
- * help overlay lists bindings in this order within each context.
+ * help overlay lists bindings in this order within each context.  A pane's
+ * own keys are in its ops (tui/tui.h).
  */
 static const struct keybinding table[] = {
 	{ NULL, '?', A_HELP, "Help", "show this help" },
 	{ NULL, KEY_F(1), A_HELP, NULL, "show this help" },
-	{ "help", '?', A_BACK, NULL, "close the help" },
-	{ "help", 'q', A_BACK, "Close", "close the help" },
-	{ "help", ESC, A_BACK, NULL, "close the help" },
-
-	{ "threads", '\n', A_ENTER, "Stack", "show the selected thread's stack" },
-	{ "threads", KEY_ENTER, A_ENTER, NULL, "show the selected thread's stack" },
-	{ "threads", '\\', A_FILTER, "Filter", "filter threads by a regular expression (empty: all)" },
-	{ "threads", '>', A_SORT_NEXT, NULL, "sort by the next column" },
-	{ "threads", '<', A_SORT_PREV, NULL, "sort by the previous column" },
-	{ "threads", 'I', A_SORT_INVERT, NULL, "invert the sort order" },
-	{ "threads", 'P', A_SORT_CPU, NULL, "sort by CPU%, busiest first" },
-	{ "stack", '\n', A_ENTER, "Source", "show the source around the selected frame" },
-	{ "stack", KEY_ENTER, A_ENTER, NULL, "show the source around the selected frame" },
-	{ "stack", 'x', A_NATIVE, "Native", "show native (C) frames too, or not "
-	    "(each thread is stopped briefly while it is unwound)" },
-	{ "stack", 'y', A_COPY, "Copy", "copy the stack as text to the clipboard (OSC 52)" },
-	{ "source", 'y', A_COPY, "Copy", "copy the stack as text to the clipboard (OSC 52)" },
-	{ "source", 'L', A_AGENT, "Locals", "show the frame's locals (loads the agent if needed)" },
-	{ "locals", 'L', A_AGENT, "Reload", "read the frame's locals again" },
+	/* the focused pane's own keys come here (in the bar, after Help) */
+	{ NULL, 0, A_NONE, NULL, NULL },
 
 	{ NULL, '\t', A_NEXT_PANE, "Pane", "focus the next pane" },
 	{ NULL, KEY_BTAB, A_PREV_PANE, NULL, "focus the previous pane" },
@@ -70,33 +49,6 @@ static const struct keybinding table[] = {
 	{ "list", 'G', A_LAST, NULL, "last line" },
 };
 
-const char *const keymap_contexts[] = { "", "list", "threads", "stack", "source", "locals",
-	"output", "console", "help", NULL };
-
-const char *
-keymap_context_title(const char *ctx)
-{
-	if (ctx == NULL || *ctx == '\0')
-		return "Everywhere";
-	if (strcmp(ctx, "list") == 0)
-		return "In every pane";
-	if (strcmp(ctx, "threads") == 0)
-		return "Threads pane";
-	if (strcmp(ctx, "stack") == 0)
-		return "Stack pane";
-	if (strcmp(ctx, "source") == 0)
-		return "Source pane";
-	if (strcmp(ctx, "locals") == 0)
-		return "Locals pane";
-	if (strcmp(ctx, "output") == 0)
-		return "Output pane";
-	if (strcmp(ctx, "console") == 0)
-		return "Console pane";
-	if (strcmp(ctx, "help") == 0)
-		return "This help";
-	return ctx;
-}
-
 const struct keybinding *
 keymap_all(size_t *n)
 {
@@ -112,26 +64,21 @@ ctx_is(const struct keybinding *b, const char *ctx)
 	return b->ctx != NULL && strcmp(b->ctx, ctx) == 0;
 }
 
-/* The help overlay takes only its own keys and movement. */
-static bool
-is_help(const char *pane)
-{
-	return pane != NULL && strcmp(pane, "help") == 0;
-}
-
 const struct keybinding *
-keymap_lookup(const char *pane, int key)
+keymap_lookup(const struct keymap_pane *pane, int key)
 {
-	const char *order[3] = { pane, "list", NULL };
+	const struct keybinding *b;
 	size_t i, k;
 
-	for (k = 0; k < 3; k++) {
-		if (k == 0 && pane == NULL)
-			continue;
-		if (k == 2 && is_help(pane))
+	for (b = pane ? pane->keys : NULL; b != NULL && b->key != 0; b++)
+		if (b->key == key)
+			return b;
+	for (k = 0; k < 2; k++) {
+		if (k == 1 && pane != NULL && pane->overlay)
 			break;
 		for (i = 0; i < FP_NELEM(table); i++)
-			if (table[i].key == key && ctx_is(&table[i], order[k]))
+			if (table[i].key == key && table[i].action != A_NONE &&
+			    ctx_is(&table[i], k == 0 ? "list" : NULL))
 				return &table[i];
 	}
 	return NULL;
@@ -165,19 +112,32 @@ keymap_key_name(int key, char *buf, size_t size)
 	return buf;
 }
 
+/* Calls fn for b if it has a label, is the first of its action and is what
+ * its key does in `pane`. */
+static void
+bar_item(const struct keymap_pane *pane, const struct keybinding *b, bool *seen,
+    void (*fn)(const struct keybinding *, void *), void *arg)
+{
+	if (b->bar == NULL || seen[b->action] || keymap_lookup(pane, b->key) != b)
+		return;
+	seen[b->action] = true;
+	fn(b, arg);
+}
+
 void
-keymap_bar(const char *pane, void (*fn)(const struct keybinding *, void *), void *arg)
+keymap_bar(const struct keymap_pane *pane, void (*fn)(const struct keybinding *, void *), void *arg)
 {
 	bool seen[A__COUNT] = { false };
+	const struct keybinding *b;
 	size_t i;
 
 	for (i = 0; i < FP_NELEM(table); i++) {
-		const struct keybinding *b = &table[i];
-
-		if (b->bar == NULL || seen[b->action] || keymap_lookup(pane, b->key) != b)
+		if (table[i].action != A_NONE) {
+			bar_item(pane, &table[i], seen, fn, arg);
 			continue;
-		seen[b->action] = true;
-		fn(b, arg);
+		}
+		for (b = pane ? pane->keys : NULL; b != NULL && b->key != 0; b++)
+			bar_item(pane, b, seen, fn, arg);
 	}
 }
 

@@ -3,8 +3,10 @@
  * Dispatch, the `?` help overlay and the function bar are all generated
  * from it, so they cannot drift apart.
  *
- * A context is a pane name ("threads", "stack", ...), "list" (every pane)
- * or NULL (everywhere).  The most specific binding wins.
+ * The table here holds the keys of everywhere (context NULL) and of every
+ * pane ("list"); each pane brings its own keys in its ops (tui/tui.h), so
+ * that a new pane is one file.  The most specific binding wins: the pane's,
+ * then "list", then everywhere (an overlay takes no key of everywhere).
  */
 #ifndef FP_KEYMAP_H
 #define FP_KEYMAP_H
@@ -13,6 +15,11 @@
 #include <stddef.h>
 
 #include "core/util.h"
+
+#ifndef CTRL
+#define CTRL(c) ((c) & 0x1f)
+#endif
+#define ESC 27
 
 enum action {
 	A_NONE = 0,
@@ -24,20 +31,26 @@ enum action {
 	A_SEARCH, A_SEARCH_NEXT, A_SEARCH_PREV,
 	/* one pane */
 	A_ENTER, A_SORT_NEXT, A_SORT_PREV, A_SORT_INVERT, A_SORT_CPU,
-	A_FILTER, A_NATIVE, A_COPY,
+	A_FILTER, A_NATIVE, A_COPY, A_WRAP, A_SCROLL_LEFT, A_SCROLL_RIGHT, A_OLDER, A_NEWER,
 	A__COUNT
 };
 
 struct keybinding {
-	const char *ctx;	/* pane name, "list", or NULL for everywhere */
+	const char *ctx;	/* "list", or NULL for everywhere; a pane's own: NULL */
 	int key;		/* a character or a curses KEY_* code */
 	enum action action;
 	const char *bar;	/* label in the function bar, or NULL */
 	const char *help;	/* what it does here */
 };
 
-/* The binding of `key` for a pane named `pane` (NULL: none focused). */
-const struct keybinding *keymap_lookup(const char *pane, int key);
+/* A pane's own keys: an array ending with an entry whose key is 0. */
+struct keymap_pane {
+	const struct keybinding *keys;	/* NULL: none */
+	bool overlay;			/* no key of everywhere */
+};
+
+/* The binding of `key` in a pane (NULL: none focused). */
+const struct keybinding *keymap_lookup(const struct keymap_pane *pane, int key);
 
 const struct keybinding *keymap_all(size_t *n);
 
@@ -49,15 +62,15 @@ const char *keymap_key_name(int key, char *buf, size_t size);
  * action, for the function bar: `fn` is called with each that has a bar
  * label.
  */
-void keymap_bar(const char *pane, void (*fn)(const struct keybinding *, void *), void *arg);
+void keymap_bar(const struct keymap_pane *pane, void (*fn)(const struct keybinding *, void *),
+    void *arg);
 
 /* A binding's bar label in the current state: Pause says "Resume" while
  * the refresh is paused. */
 const char *keymap_bar_label(const struct keybinding *b, bool paused);
 
-/* Contexts in the order the help overlay lists them, NULL-terminated. */
-extern const char *const keymap_contexts[];
-/* A heading for a context: "Everywhere", "Every pane", "Threads pane"... */
-const char *keymap_context_title(const char *ctx);
+/* The help's headings of the table's two contexts. */
+#define KEYMAP_EVERYWHERE "Everywhere"
+#define KEYMAP_EVERY_PANE "In every pane"
 
 #endif

@@ -8,6 +8,7 @@
 
 #include <curses.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "tui/bars.h"
@@ -27,35 +28,40 @@ place(struct pane *p, int y, int x, int h, int w)
 	p->w = w;
 }
 
-/* The source view at (y, x, h, w): the source, and the locals under it. */
+/* The detail slot at (y, x, h, w): its pane, and the sub pane under it. */
 static void
-place_source(struct tui *t, int y, int x, int h, int w)
+place_detail(struct pane *det, struct pane *sub, int y, int x, int h, int w)
 {
 	int lh;
 
-	if (!t->panes[PANE_LOCALS].visible) {
-		place(&t->panes[PANE_SOURCE], y, x, h, w);
+	if (sub == NULL) {
+		place(det, y, x, h, w);
 		return;
 	}
-	lh = (int)t->panes[PANE_LOCALS].ops->nlines(&t->panes[PANE_LOCALS]) + 2;
+	lh = (int)sub->ops->nlines(sub) + 2;
 	if (lh > h / 2)
 		lh = h / 2;
 	if (lh < 3)
 		lh = 3;
-	place(&t->panes[PANE_SOURCE], y, x, h - lh, w);
-	place(&t->panes[PANE_LOCALS], y + h - lh, x, lh, w);
+	place(det, y, x, h - lh, w);
+	place(sub, y + h - lh, x, lh, w);
+}
+
+static int
+want_width(struct pane *p)
+{
+	return p->ops->want_width ? p->ops->want_width(p) : 0;
 }
 
 /*
- * The threads pane's width beside the stack pane: 9/20 of the screen, or
- * more when its TOP column would be cut while the stack pane has room to
- * spare (at 160 columns it lost the line number with the stack half empty).
+ * The list pane's width beside the main pane: 9/20 of the screen, or more
+ * when its lines would be cut while the main pane has room to spare (at 160
+ * columns the threads' TOP lost the line number with the stack half empty).
  */
 static int
-side_by_side_width(struct tui *t, int cols)
+side_by_side_width(struct pane *list, struct pane *main, int cols)
 {
-	int lw = cols * 9 / 20, tw = pane_threads_want_width(&t->panes[PANE_THREADS]);
-	int sw = pane_stack_want_width(&t->panes[PANE_STACK]), room;
+	int lw = cols * 9 / 20, tw = want_width(list), sw = want_width(main), room;
 
 	if (tw <= lw)
 		return lw;
@@ -65,80 +71,91 @@ side_by_side_width(struct tui *t, int cols)
 	return tw < room ? tw : room > lw ? room : lw;
 }
 
+/* The list, main and detail slots in the `top` rows from `ay`. */
+static void
+place_tiles(struct tui *t, int ay, int top, int cols)
+{
+	struct pane *list = tui_slot_pane(t, SLOT_LIST), *main = tui_slot_pane(t, SLOT_MAIN);
+	struct pane *det = tui_slot_pane(t, SLOT_DETAIL);
+	struct pane *sub = det != NULL ? tui_slot_pane(t, SLOT_DETAIL_SUB) : NULL;
+	int lw, sh, th;
+
+	if (cols >= 110) {
+		lw = side_by_side_width(list, main, cols);
+		place(list, ay, 0, top, lw);
+		if (det != NULL) {
+			sh = top * (sub ? 3 : 2) / (sub ? 10 : 5);
+			if (sh < 4)
+				sh = 4;
+			place(main, ay, lw, sh, cols - lw);
+			place_detail(det, sub, ay + sh, lw, top - sh, cols - lw);
+		} else {
+			place(main, ay, lw, top, cols - lw);
+		}
+	} else if (det != NULL) {
+		th = top / (sub ? 5 : 3);
+		sh = top / (sub ? 5 : 3);
+		place(list, ay, 0, th, cols);
+		place(main, ay + th, 0, sh, cols);
+		place_detail(det, sub, ay + th + sh, 0, top - th - sh, cols);
+	} else {
+		/* the list pane first: a header and a row at least, the main
+		 * pane keeping one row */
+		th = top * 2 / 5 < MIN_THREADS_H ? MIN_THREADS_H : top * 2 / 5;
+		if (th > top - 3)
+			th = top - 3;
+		place(list, ay, 0, th, cols);
+		place(main, ay + th, 0, top - th, cols);
+	}
+}
+
 void
 layout_panes(struct tui *t)
 {
-	int cols = COLS, rows = LINES, ay = 1, ah = rows - 3, top, out = 0, lw, sh, th;
-	bool src = t->panes[PANE_SOURCE].visible, loc = src && t->panes[PANE_LOCALS].visible;
-	enum pane_id bottom = t->panes[PANE_CONSOLE].visible ? PANE_CONSOLE : PANE_OUTPUT;
-	bool outp = t->panes[bottom].visible;
+	int cols = COLS, rows = LINES, ay = 1, ah = rows - 3, out = 0;
+	struct pane *bottom = tui_slot_pane(t, SLOT_BOTTOM), *over = tui_slot_pane(t, SLOT_OVERLAY);
+	int *oldh, *oldw;
 	size_t i;
-
-	int oldh[PANE__COUNT], oldw[PANE__COUNT];
 
 	t->too_small = cols < MIN_COLS || rows < MIN_ROWS;
 	if (t->too_small)
 		return;
-	for (i = 0; i < PANE__COUNT; i++) {
+	oldh = xcalloc(t->npanes, sizeof *oldh);
+	oldw = xcalloc(t->npanes, sizeof *oldw);
+	for (i = 0; i < t->npanes; i++) {
 		oldh[i] = t->panes[i].h;
 		oldw[i] = t->panes[i].w;
-		if (i != PANE_HELP)
+		if (t->panes[i].ops->slot != SLOT_OVERLAY)
 			t->panes[i].h = t->panes[i].w = 0;
 	}
-	if (t->maximised >= 0 && t->panes[t->maximised].visible && t->maximised != PANE_HELP) {
-		place(&t->panes[t->maximised], ay, 0, ah, cols);
+	if (t->maximised != NULL && t->maximised->visible && t->maximised->ops->slot != SLOT_OVERLAY) {
+		place(t->maximised, ay, 0, ah, cols);
 	} else {
-		if (outp) {
-			out = bottom == PANE_CONSOLE ? ah / 2 : ah * 2 / 5;
+		if (bottom != NULL) {
+			out = ah * bottom->ops->share / 10;
 			if (out < 5)
 				out = 5;
 		}
-		top = ah - out;
-		if (cols >= 110) {
-			lw = side_by_side_width(t, cols);
-			place(&t->panes[PANE_THREADS], ay, 0, top, lw);
-			if (src) {
-				sh = top * (loc ? 3 : 2) / (loc ? 10 : 5);
-				if (sh < 4)
-					sh = 4;
-				place(&t->panes[PANE_STACK], ay, lw, sh, cols - lw);
-				place_source(t, ay + sh, lw, top - sh, cols - lw);
-			} else {
-				place(&t->panes[PANE_STACK], ay, lw, top, cols - lw);
-			}
-		} else if (src) {
-			th = top / (loc ? 5 : 3);
-			sh = top / (loc ? 5 : 3);
-			place(&t->panes[PANE_THREADS], ay, 0, th, cols);
-			place(&t->panes[PANE_STACK], ay + th, 0, sh, cols);
-			place_source(t, ay + th + sh, 0, top - th - sh, cols);
-		} else {
-			/* the threads pane first: a header and a row at least, the
-			 * stack pane keeping one row */
-			th = top * 2 / 5 < MIN_THREADS_H ? MIN_THREADS_H : top * 2 / 5;
-			if (th > top - 3)
-				th = top - 3;
-			place(&t->panes[PANE_THREADS], ay, 0, th, cols);
-			place(&t->panes[PANE_STACK], ay + th, 0, top - th, cols);
-		}
-		if (outp)
-			place(&t->panes[bottom], ay + top, 0, out, cols);
+		place_tiles(t, ay, ah - out, cols);
+		if (bottom != NULL)
+			place(bottom, ay + ah - out, 0, out, cols);
 	}
-	if (t->panes[PANE_HELP].visible) {
-		int w = cols - 4 < 92 ? cols - 4 : 92;
-		int h = (int)t->panes[PANE_HELP].ops->nlines(&t->panes[PANE_HELP]) + 2;
+	if (over != NULL) {
+		int w = cols - 4 < 92 ? cols - 4 : 92, h = (int)over->ops->nlines(over) + 2;
 
 		if (h > ah)
 			h = ah;
-		place(&t->panes[PANE_HELP], ay + (ah - h) / 2, (cols - w) / 2, h, w);
+		place(over, ay + (ah - h) / 2, (cols - w) / 2, h, w);
 	}
-	for (i = 0; i < PANE__COUNT; i++) {
+	for (i = 0; i < t->npanes; i++) {
 		struct pane *p = &t->panes[i];
 
 		if ((p->h != oldh[i] || p->w != oldw[i]) && p->h > 0 && p->ops->event)
-			p->ops->event(p, EV_RESIZE);
+			p->ops->event(p, &(struct pane_event){ .kind = EV_RESIZE });
 		pane_clamp(p);
 	}
+	free(oldh);
+	free(oldw);
 }
 
 void
@@ -228,6 +245,7 @@ draw_pane(struct tui *t, struct pane *p, bool focused)
 void
 tui_draw(struct tui *t)
 {
+	struct pane *over;
 	size_t i;
 
 	erase();
@@ -244,13 +262,15 @@ tui_draw(struct tui *t)
 		return;
 	}
 	bars_draw_title(t);
-	for (i = 0; i < PANE__COUNT; i++) {
-		if (i == PANE_HELP || !t->panes[i].visible || t->panes[i].h == 0)
+	for (i = 0; i < t->npanes; i++) {
+		struct pane *p = &t->panes[i];
+
+		if (p->ops->slot == SLOT_OVERLAY || !p->visible || p->h == 0)
 			continue;
-		draw_pane(t, &t->panes[i], t->focus == i);
+		draw_pane(t, p, t->focus == p);
 	}
-	if (t->panes[PANE_HELP].visible)
-		draw_pane(t, &t->panes[PANE_HELP], true);
+	if ((over = tui_slot_pane(t, SLOT_OVERLAY)) != NULL)
+		draw_pane(t, over, true);
 	bars_draw_bottom(t);
 	refresh();
 }

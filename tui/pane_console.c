@@ -174,6 +174,9 @@ console_moved(struct pane *p)
 
 const struct pane_ops pane_console_ops = {
 	.name = "console",
+	.help_title = "Console pane",
+	.slot = SLOT_BOTTOM,
+	.share = 5,
 	.marker = false,
 	.open = console_open,
 	.close = console_close,

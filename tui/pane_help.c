@@ -89,58 +89,77 @@ rewrap(struct help *h)
 	}
 }
 
+static bool
+same_line(const struct keybinding *a, const struct keybinding *b)
+{
+	return a->action == b->action && strcmp(a->help, b->help) == 0;
+}
+
+/*
+ * A section: `title`, then one line per action of the bindings whose
+ * context is `ctx` (all of them for a pane's own), its keys merged.
+ */
+static void
+section(struct help *h, const char *title, const struct keybinding *all, size_t n, bool any_ctx,
+    const char *ctx)
+{
+	bool any = false;
+	size_t i, j;
+	char buf[32];
+
+#define IN(b) (any_ctx || ((ctx == NULL) == ((b)->ctx == NULL) && \
+    (ctx == NULL || strcmp(ctx, (b)->ctx) == 0)))
+	for (i = 0; i < n; i++) {
+		struct sbuf keys = { 0 };
+		const char *name;
+
+		if (all[i].action == A_NONE || !IN(&all[i]))
+			continue;
+		/* one line per action: merge its other keys into the first one's */
+		for (j = 0; j < i; j++)
+			if (IN(&all[j]) && same_line(&all[j], &all[i]))
+				break;
+		if (j < i)
+			continue;
+		for (j = i; j < n; j++) {
+			if (!IN(&all[j]) || !same_line(&all[j], &all[i]))
+				continue;
+			name = keymap_key_name(all[j].key, buf, sizeof buf);
+			if (keys.s != NULL && key_listed(keys.s, name))
+				continue;
+			sbuf_addf(&keys, "%s%s", keys.len ? " " : "", name);
+		}
+		if (!any) {
+			if (h->n > 0)
+				add(h, "", NULL, NULL);
+			add(h, title, NULL, NULL);
+			any = true;
+		}
+		if ((int)keys.len > h->keyw)
+			h->keyw = (int)keys.len;
+		add(h, NULL, sbuf_steal(&keys), all[i].help);
+	}
+#undef IN
+}
+
 static void
 help_open(struct pane *p)
 {
 	struct help *h = xcalloc(1, sizeof *h);
-	const struct keybinding *all;
-	size_t n, i, j, c;
-	const char *name;
-	char buf[32];
+	const struct keybinding *all, *b;
+	size_t n, i;
 
 	p->data = h;
 	all = keymap_all(&n);
-	for (c = 0; keymap_contexts[c] != NULL; c++) {
-		const char *ctx = *keymap_contexts[c] ? keymap_contexts[c] : NULL;
-		bool any = false;
+	section(h, KEYMAP_EVERYWHERE, all, n, false, NULL);
+	section(h, KEYMAP_EVERY_PANE, all, n, false, "list");
+	/* each pane's own keys, in the order of the pane table */
+	for (i = 0; i < p->tui->npanes; i++) {
+		const struct pane_ops *ops = p->tui->panes[i].ops;
 
-		for (i = 0; i < n; i++) {
-			struct sbuf keys = { 0 };
-			bool first = true;
-
-			if ((ctx == NULL) != (all[i].ctx == NULL) ||
-			    (ctx != NULL && strcmp(ctx, all[i].ctx) != 0))
-				continue;
-			/* one line per action: merge its other keys into the first one's */
-			for (j = 0; j < i; j++)
-				if (all[j].action == all[i].action && (all[j].ctx == NULL) == (ctx == NULL) &&
-				    (ctx == NULL || strcmp(all[j].ctx, ctx) == 0) &&
-				    strcmp(all[j].help, all[i].help) == 0)
-					break;
-			if (j < i)
-				continue;
-			for (j = i; j < n; j++) {
-				if (all[j].action != all[i].action || (all[j].ctx == NULL) != (ctx == NULL) ||
-				    (ctx != NULL && strcmp(all[j].ctx, ctx) != 0) ||
-				    strcmp(all[j].help, all[i].help) != 0)
-					continue;
-				name = keymap_key_name(all[j].key, buf, sizeof buf);
-				if (keys.s != NULL && key_listed(keys.s, name))
-					continue;
-				sbuf_addf(&keys, "%s%s", first ? "" : " ", name);
-				first = false;
-			}
-			if (!any) {
-				if (h->n > 0)
-					add(h, "", NULL, NULL);
-				add(h, keymap_context_title(ctx), NULL, NULL);
-				any = true;
-			}
-			if ((int)keys.len > h->keyw)
-				h->keyw = (int)keys.len;
-			add(h, NULL, sbuf_steal(&keys), all[i].help);
-			sbuf_free(&keys);
-		}
+		for (b = ops->keys, n = 0; b != NULL && b[n].key != 0; n++)
+			;
+		section(h, ops->help_title ? ops->help_title : ops->name, b, n, true, NULL);
 	}
 	add(h, "", NULL, NULL);
 	add(h, "Command line", NULL, NULL);
@@ -231,8 +250,18 @@ help_key(struct pane *p, enum action a)
 	return true;
 }
 
+static const struct keybinding help_keys[] = {
+	{ NULL, '?', A_BACK, NULL, "close the help" },
+	{ NULL, 'q', A_BACK, "Close", "close the help" },
+	{ NULL, ESC, A_BACK, NULL, "close the help" },
+	{ .key = 0 },
+};
+
 const struct pane_ops pane_help_ops = {
 	.name = "help",
+	.help_title = "This help",
+	.slot = SLOT_OVERLAY,
+	.keys = help_keys,
 	.marker = false,
 	.open = help_open,
 	.close = help_close,

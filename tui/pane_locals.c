@@ -152,8 +152,16 @@ locals_draw_line(struct pane *p, size_t line, struct tline *tl)
 	tline_add(tl, EL_OUTPUT, ll->text);
 }
 
+static const struct keybinding locals_keys[] = {
+	{ NULL, 'L', A_AGENT, "Reload", "read the frame's locals again" },
+	{ .key = 0 },
+};
+
 const struct pane_ops pane_locals_ops = {
 	.name = "locals",
+	.help_title = "Locals pane",
+	.slot = SLOT_DETAIL_SUB,
+	.keys = locals_keys,
 	.marker = false,
 	.open = locals_open,
 	.close = locals_close,

@@ -80,6 +80,9 @@ output_draw_line(struct pane *p, size_t line, struct tline *l)
 
 const struct pane_ops pane_output_ops = {
 	.name = "output",
+	.help_title = "Output pane",
+	.slot = SLOT_BOTTOM,
+	.share = 4,
 	.marker = false,
 	.open = output_open,
 	.close = output_close,

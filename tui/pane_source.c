@@ -40,8 +40,8 @@ source_close(struct pane *p)
 	p->data = NULL;
 }
 
-void
-pane_source_show(struct pane *p, const char *filename, int line, const char *function)
+static void
+show(struct pane *p, const char *filename, int line, const char *function)
 {
 	struct source *s = p->data;
 
@@ -117,18 +117,35 @@ source_draw_line(struct pane *p, size_t line, struct tline *l)
 	tline_add_text(l, el, text ? text : "");
 }
 
-static void
-source_event(struct pane *p, enum tui_event ev)
+static bool
+source_event(struct pane *p, const struct pane_event *ev)
 {
 	size_t half = (size_t)pane_rows(p) / 2;
 
-	/* keep the cursor line in the middle when the pane gets its size */
-	if (ev == EV_RESIZE)
+	switch (ev->kind) {
+	case EV_OPEN_SOURCE:
+		show(p, ev->filename, ev->line, ev->function);
+		return true;
+	case EV_RESIZE:
+		/* keep the cursor line in the middle when the pane gets its size */
 		p->top = p->cursor > half ? p->cursor - half : 0;
+		return false;
+	default:
+		return false;
+	}
 }
+
+static const struct keybinding source_keys[] = {
+	{ NULL, 'y', A_COPY, "Copy", "copy the stack as text to the clipboard (OSC 52)" },
+	{ NULL, 'L', A_AGENT, "Locals", "show the frame's locals (loads the agent if needed)" },
+	{ .key = 0 },
+};
 
 const struct pane_ops pane_source_ops = {
 	.name = "source",
+	.help_title = "Source pane",
+	.slot = SLOT_DETAIL,
+	.keys = source_keys,
 	.marker = false,
 	.open = source_open,
 	.close = source_close,

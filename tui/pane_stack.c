@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <curses.h>
+
 #include "core/render.h"
 #include "tui/inside.h"
 #include "tui/tui.h"
@@ -205,8 +207,8 @@ source_column(struct pane *p, const struct py_frame *f, struct tline *l, int loc
 	tline_add(l, EL_STACK_SOURCE, text);
 }
 
-int
-pane_stack_want_width(struct pane *p)
+static int
+stack_want_width(struct pane *p)
 {
 	struct stack *s = p->data;
 
@@ -264,7 +266,7 @@ stack_key(struct pane *p, enum action a)
 	struct stack *s = p->data;
 	struct tui *tui = p->tui;
 	const struct py_thread *t = tui_selected_thread(tui);
-	struct sbuf text = { 0 };
+	struct pane_event ev;
 	size_t index = SIZE_MAX;
 
 	switch (a) {
@@ -274,40 +276,41 @@ stack_key(struct pane *p, enum action a)
 		if (s->rows[p->cursor].kind == ROW_PY) {
 			const struct py_frame *f = &t->frames[s->rows[p->cursor].i];
 
-			pane_source_show(&tui->panes[PANE_SOURCE], f->filename, f->line,
-			    render_frame_function(f));
+			ev = (struct pane_event){ EV_OPEN_SOURCE, t->tid, f->filename,
+			    render_frame_function(f), f->line };
 			index = s->rows[p->cursor].i;
 		} else if (s->rows[p->cursor].kind == ROW_NATIVE &&
 		    t->native[s->rows[p->cursor].i].file != NULL) {
 			const struct native_frame *n = &t->native[s->rows[p->cursor].i];
 
-			pane_source_show(&tui->panes[PANE_SOURCE], n->file, n->line, n->function);
+			ev = (struct pane_event){ EV_OPEN_SOURCE, t->tid, n->file, n->function, n->line };
 		} else {
 			tui_status(tui, true, "no source for this frame");
 			return true;
 		}
-		tui_show_pane(tui, PANE_SOURCE, true);
+		if (!tui_open(tui, &ev))
+			return true;
 		/* its locals, when the agent is there (never loads it) */
 		inside_frame(tui, t, index);
-		return true;
-	case A_COPY:
-		pane_stack_text(p, &text);
-		if (text.len == 0)
-			tui_status(tui, true, "no thread selected: nothing to copy");
-		else
-			tui_copy(tui, text.s);
-		sbuf_free(&text);
 		return true;
 	default:
 		return false;
 	}
 }
 
-static void
-stack_event(struct pane *p, enum tui_event ev)
+static bool
+stack_event(struct pane *p, const struct pane_event *ev)
 {
-	if (ev == EV_SNAPSHOT || ev == EV_SELECT)
+	switch (ev->kind) {
+	case EV_SNAPSHOT:
+	case EV_SELECT:
 		rebuild(p);
+		return false;
+	case EV_OPEN_THREAD:
+		return true;	/* it shows the selected thread already */
+	default:
+		return false;
+	}
 }
 
 static void
@@ -316,17 +319,20 @@ stack_moved(struct pane *p)
 	((struct stack *)p->data)->moved = true;
 }
 
-void
-pane_stack_text(struct pane *p, struct sbuf *out)
-{
-	const struct py_thread *t = tui_selected_thread(p->tui);
-
-	if (t != NULL)
-		render_thread(out, t, p->tui->sc);
-}
+static const struct keybinding stack_keys[] = {
+	{ NULL, '\n', A_ENTER, "Source", "show the source around the selected frame" },
+	{ NULL, KEY_ENTER, A_ENTER, NULL, "show the source around the selected frame" },
+	{ NULL, 'x', A_NATIVE, "Native", "show native (C) frames too, or not "
+	    "(each thread is stopped briefly while it is unwound)" },
+	{ NULL, 'y', A_COPY, "Copy", "copy the stack as text to the clipboard (OSC 52)" },
+	{ .key = 0 },
+};
 
 const struct pane_ops pane_stack_ops = {
 	.name = "stack",
+	.help_title = "Stack pane",
+	.slot = SLOT_MAIN,
+	.keys = stack_keys,
 	.marker = true,
 	.open = stack_open,
 	.close = stack_close,
@@ -336,4 +342,5 @@ const struct pane_ops pane_stack_ops = {
 	.key = stack_key,
 	.event = stack_event,
 	.moved = stack_moved,
+	.want_width = stack_want_width,
 };

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <curses.h>
+
 #include "core/render.h"
 #include "tui/tui.h"
 
@@ -168,7 +170,6 @@ rebuild(struct pane *p)
 	struct tui *tui = p->tui;
 	struct sbuf tmp = { 0 };
 	size_t i;
-	pid_t before = tui->sel_tid;
 
 	th->nrows = 0;
 	if (tui->snap == NULL)
@@ -187,9 +188,7 @@ rebuild(struct pane *p)
 	/* The selected thread is gone or filtered out: stay at the same place. */
 	if (p->cursor >= th->nrows)
 		p->cursor = th->nrows ? th->nrows - 1 : 0;
-	tui->sel_tid = th->nrows ? tui->snap->threads[th->rows[p->cursor]].tid : 0;
-	if (tui->sel_tid != before)
-		tui->panes[PANE_STACK].ops->event(&tui->panes[PANE_STACK], EV_SELECT);
+	tui_select_thread(tui, th->nrows ? tui->snap->threads[th->rows[p->cursor]].tid : 0);
 }
 
 static void
@@ -311,11 +310,10 @@ select_cursor(struct pane *p)
 	if (th->nrows == 0 || tui->snap == NULL)
 		return;
 	tid = tui->snap->threads[th->rows[p->cursor]].tid;
-	if (tid == tui->sel_tid)
-		return;
-	tui->sel_tid = tid;
-	tui->panes[PANE_STACK].ops->event(&tui->panes[PANE_STACK], EV_SELECT);
+	tui_select_thread(tui, tid);
 }
+
+static bool threads_filter(struct pane *p, const char *re, char **cause);
 
 static bool
 threads_key(struct pane *p, enum action a)
@@ -326,7 +324,13 @@ threads_key(struct pane *p, enum action a)
 	switch (a) {
 	case A_ENTER:
 		select_cursor(p);
-		tui_show_pane(tui, PANE_STACK, true);
+		tui_open(tui, &(struct pane_event){ .kind = EV_OPEN_THREAD, .tid = tui->sel_tid });
+		return true;
+	case A_BACK:
+		if (th->filter == NULL)
+			return false;
+		threads_filter(p, NULL, NULL);
+		tui_status(tui, false, "filter cleared");
 		return true;
 	case A_SORT_NEXT:
 	case A_SORT_PREV:
@@ -348,11 +352,12 @@ threads_key(struct pane *p, enum action a)
 	return true;
 }
 
-static void
-threads_event(struct pane *p, enum tui_event ev)
+static bool
+threads_event(struct pane *p, const struct pane_event *ev)
 {
-	if (ev == EV_SNAPSHOT)
+	if (ev->kind == EV_SNAPSHOT)
 		rebuild(p);
+	return false;
 }
 
 static void
@@ -361,8 +366,8 @@ threads_moved(struct pane *p)
 	select_cursor(p);
 }
 
-bool
-pane_threads_filter(struct pane *p, const char *re, char **cause)
+static bool
+threads_filter(struct pane *p, const char *re, char **cause)
 {
 	struct threads *th = p->data;
 	pcre2_code *code = NULL;
@@ -388,8 +393,8 @@ pane_threads_filter(struct pane *p, const char *re, char **cause)
 	return true;
 }
 
-int
-pane_threads_want_width(struct pane *p)
+static int
+threads_want_width(struct pane *p)
 {
 	struct threads *th = p->data;
 	struct sbuf top = { 0 };
@@ -408,14 +413,28 @@ pane_threads_want_width(struct pane *p)
 	return 2 + 2 + W_TID + 1 + W_NAME + 1 + W_STATE + 1 + W_CPU + 1 + 1 + w;
 }
 
-const char *
-pane_threads_filter_text(struct pane *p)
+static const char *
+threads_filter_text(struct pane *p)
 {
 	return ((struct threads *)p->data)->filter;
 }
 
+static const struct keybinding threads_keys[] = {
+	{ NULL, '\n', A_ENTER, "Stack", "show the selected thread's stack" },
+	{ NULL, KEY_ENTER, A_ENTER, NULL, "show the selected thread's stack" },
+	{ NULL, '\\', A_FILTER, "Filter", "filter threads by a regular expression (empty: all)" },
+	{ NULL, '>', A_SORT_NEXT, NULL, "sort by the next column" },
+	{ NULL, '<', A_SORT_PREV, NULL, "sort by the previous column" },
+	{ NULL, 'I', A_SORT_INVERT, NULL, "invert the sort order" },
+	{ NULL, 'P', A_SORT_CPU, NULL, "sort by CPU%, busiest first" },
+	{ .key = 0 },
+};
+
 const struct pane_ops pane_threads_ops = {
 	.name = "threads",
+	.help_title = "Threads pane",
+	.slot = SLOT_LIST,
+	.keys = threads_keys,
 	.marker = true,
 	.open = threads_open,
 	.close = threads_close,
@@ -426,4 +445,7 @@ const struct pane_ops pane_threads_ops = {
 	.key = threads_key,
 	.event = threads_event,
 	.moved = threads_moved,
+	.want_width = threads_want_width,
+	.filter = threads_filter,
+	.filter_text = threads_filter_text,
 };

@@ -47,7 +47,7 @@ compile(const char *pattern, char **cause)
 void
 prompt_search(struct tui *t, bool forward)
 {
-	struct pane *p = &t->panes[t->focus];
+	struct pane *p = t->focus;
 	size_t n = p->ops->nlines(p), k, i;
 	pcre2_match_data *md;
 	struct tline l = { 0 };
@@ -95,7 +95,7 @@ prompt_enter(struct tui *t)
 	t->prompt = PROMPT_NONE;
 	t->dirty = true;
 	if (mode == PROMPT_CONSOLE) {
-		pane_console_echo(&t->panes[PANE_CONSOLE], t->console_prompt, text);
+		pane_console_echo(tui_pane(t, &pane_console_ops), t->console_prompt, text);
 		history_add(t->console_history, text);
 		t->console_line = text;
 		t->console_input = CONSOLE_LINE;
@@ -123,13 +123,15 @@ prompt_enter(struct tui *t)
 		}
 	} else if (mode == PROMPT_FILTER) {
 		history_add(t->filter_history, text);
-		if (!pane_threads_filter(&t->panes[PANE_THREADS], text, &cause))
+		if (t->focus->ops->filter == NULL)
+			;	/* the focus cannot move while the prompt is open */
+		else if (!t->focus->ops->filter(t->focus, text, &cause))
 			tui_status(t, true, "%s", cause);
 		else if (*text != '\0')
 			tui_status(t, false, "threads matching /%s/ (\\ then Enter on an empty line shows all)", text);
 		else
 			tui_status(t, false, "all threads");
-		pane_clamp(&t->panes[PANE_THREADS]);
+		pane_clamp(t->focus);
 	}
 	free(cause);
 	free(text);
@@ -156,7 +158,7 @@ console_prompt_key(struct tui *t, int key, bool fkey)
 
 	if (fkey) {
 		if (key == KEY_PPAGE || key == KEY_NPAGE) {
-			pane_console_scroll(&t->panes[PANE_CONSOLE], key == KEY_PPAGE ? -1 : 1);
+			pane_console_scroll(tui_pane(t, &pane_console_ops), key == KEY_PPAGE ? -1 : 1);
 			return true;
 		}
 		return key == KEY_BACKSPACE && c->buf.len == 0;

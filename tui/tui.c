@@ -37,19 +37,9 @@
 #include "tui/console.h"
 #include "tui/inside.h"
 #include "tui/layout.h"
+#include "tui/panes.h"
 #include "tui/prompt.h"
 #include "tui/termguard.h"
-
-/* Every pane there is; adding one is a file and a line here. */
-static const struct pane_ops *const pane_table[PANE__COUNT] = {
-	[PANE_THREADS] = &pane_threads_ops,
-	[PANE_STACK] = &pane_stack_ops,
-	[PANE_SOURCE] = &pane_source_ops,
-	[PANE_LOCALS] = &pane_locals_ops,
-	[PANE_OUTPUT] = &pane_output_ops,
-	[PANE_CONSOLE] = &pane_console_ops,
-	[PANE_HELP] = &pane_help_ops,
-};
 
 /* ---- helpers for panes ------------------------------------------------- */
 
@@ -77,78 +67,6 @@ tui_selected_thread(const struct tui *t)
 		if (t->snap->threads[i].tid == t->sel_tid)
 			return &t->snap->threads[i];
 	return NULL;
-}
-
-int
-pane_rows(const struct pane *p)
-{
-	int n = p->h - 2 - (p->ops->header ? 1 : 0);
-
-	return n > 0 ? n : 0;
-}
-
-void
-pane_clamp(struct pane *p)
-{
-	size_t n = p->ops->nlines(p), rows = (size_t)pane_rows(p);
-
-	if (p->cursor >= n)
-		p->cursor = n ? n - 1 : 0;
-	if (rows == 0)
-		return;
-	if (p->cursor < p->top)
-		p->top = p->cursor;
-	if (p->cursor >= p->top + rows)
-		p->top = p->cursor - rows + 1;
-	/* no empty space below the last line if there is more above */
-	if (p->top + rows > n)
-		p->top = n > rows ? n - rows : 0;
-}
-
-void
-pane_set_cursor(struct pane *p, size_t line)
-{
-	p->cursor = line;
-	pane_clamp(p);
-	if (p->ops->moved)
-		p->ops->moved(p);
-	p->tui->dirty = true;
-}
-
-void
-tui_show_pane(struct tui *t, enum pane_id id, bool focus)
-{
-	/* the output and the console share the bottom of the screen */
-	if (id == PANE_OUTPUT && t->panes[PANE_CONSOLE].visible)
-		tui_hide_pane(t, PANE_CONSOLE);
-	else if (id == PANE_CONSOLE && t->panes[PANE_OUTPUT].visible)
-		tui_hide_pane(t, PANE_OUTPUT);
-	t->panes[id].visible = true;
-	if (focus)
-		t->focus = id;
-	if (t->maximised >= 0)
-		t->maximised = (int)t->focus;
-	layout_panes(t);
-	t->dirty = true;
-}
-
-void
-tui_hide_pane(struct tui *t, enum pane_id id)
-{
-	if (id == PANE_THREADS || id == PANE_STACK)
-		return;
-	if (id == PANE_SOURCE && t->panes[PANE_LOCALS].visible)
-		tui_hide_pane(t, PANE_LOCALS);
-	t->panes[id].visible = false;
-	if (t->focus == id)
-		t->focus = id == PANE_HELP ? t->before_help : id == PANE_SOURCE ? PANE_STACK :
-		    id == PANE_LOCALS ? PANE_SOURCE : PANE_THREADS;
-	if (!t->panes[t->focus].visible)
-		t->focus = PANE_THREADS;
-	if (t->maximised == (int)id)
-		t->maximised = -1;
-	layout_panes(t);
-	t->dirty = true;
 }
 
 static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
@@ -181,6 +99,20 @@ tui_copy(struct tui *t, const char *text)
 		(void)!write(STDOUT_FILENO, seq.s, seq.len);
 	sbuf_free(&seq);
 	tui_status(t, false, "copied %zu lines to the clipboard (OSC 52; `:save FILE` writes a file)", lines);
+}
+
+static void
+copy_stack(struct tui *t)
+{
+	struct sbuf text = { 0 };
+
+	if (tui_selected_thread(t) != NULL)
+		render_thread(&text, tui_selected_thread(t), t->sc);
+	if (text.len == 0)
+		tui_status(t, true, "no thread selected: nothing to copy");
+	else
+		tui_copy(t, text.s);
+	sbuf_free(&text);
 }
 
 /* ---- the model ----------------------------------------------------------- */
@@ -225,9 +157,8 @@ tui_set_snapshot(struct tui *t, struct py_snapshot *snap)
 	inside_apply_names(t, snap);
 	py_snapshot_free(t->snap);
 	t->snap = snap;
-	t->panes[PANE_THREADS].ops->event(&t->panes[PANE_THREADS], EV_SNAPSHOT);
-	t->panes[PANE_STACK].ops->event(&t->panes[PANE_STACK], EV_SNAPSHOT);
-	for (i = 0; i < PANE__COUNT; i++)
+	panes_broadcast(t, &(struct pane_event){ .kind = EV_SNAPSHOT });
+	for (i = 0; i < t->npanes; i++)
 		pane_clamp(&t->panes[i]);
 	t->dirty = true;
 }
@@ -281,30 +212,14 @@ take_snapshot(struct tui *t, char **causep)
 /* ---- keys ------------------------------------------------------------------ */
 
 static void
-next_pane(struct tui *t, int dir)
-{
-	int i, id = (int)t->focus;
-
-	for (i = 0; i < PANE__COUNT; i++) {
-		id = (id + dir + PANE__COUNT) % PANE__COUNT;
-		if (id != PANE_HELP && t->panes[id].visible)
-			break;
-	}
-	t->focus = (enum pane_id)id;
-	if (t->maximised >= 0)
-		t->maximised = id;
-	layout_panes(t);
-	t->dirty = true;
-}
-
-static void
 act(struct tui *t, enum action a)
 {
-	struct pane *p = &t->panes[t->focus];
+	struct pane *q;
+	struct pane *p = t->focus;
 	size_t n = p->ops->nlines(p), rows = (size_t)(pane_rows(p) > 1 ? pane_rows(p) - 1 : 1);
 
 	t->dirty = true;
-	if (p->ops->key != NULL && p->ops->key(p, a))
+	if (a != A_BACK && p->ops->key != NULL && p->ops->key(p, a))
 		return;
 	switch (a) {
 	case A_UP:
@@ -336,12 +251,10 @@ act(struct tui *t, enum action a)
 	case A_SEARCH_PREV:
 		prompt_search(t, a == A_SEARCH_NEXT);
 		break;
-	case A_FILTER: {
-		const char *cur = pane_threads_filter_text(&t->panes[PANE_THREADS]);
-
-		prompt_open(t, PROMPT_FILTER, cur);
+	case A_FILTER:
+		if (p->ops->filter != NULL)
+			prompt_open(t, PROMPT_FILTER, p->ops->filter_text(p));
 		break;
-	}
 	case A_NATIVE:
 		t->native = !t->native;
 		take_snapshot(t, NULL);
@@ -354,14 +267,18 @@ act(struct tui *t, enum action a)
 	case A_QUIT:
 		t->quit = true;
 		break;
+	case A_COPY:
+		/* what the pane does not copy itself: the selected stack */
+		copy_stack(t);
+		break;
 	case A_HELP:
-		if (t->panes[PANE_HELP].visible) {
-			tui_hide_pane(t, PANE_HELP);
+		if ((q = tui_slot_pane(t, SLOT_OVERLAY)) != NULL) {
+			tui_hide_pane(t, q);
 			break;
 		}
-		t->before_help = t->focus;
-		t->panes[PANE_HELP].cursor = t->panes[PANE_HELP].top = 0;
-		tui_show_pane(t, PANE_HELP, true);
+		q = tui_pane(t, &pane_help_ops);
+		q->cursor = q->top = 0;
+		tui_show_pane(t, q, true);
 		break;
 	case A_COMMAND:
 		prompt_open(t, PROMPT_COMMAND, NULL);
@@ -370,20 +287,18 @@ act(struct tui *t, enum action a)
 		commands_run(t, "console");
 		break;
 	case A_AGENT:
-		if (t->panes[PANE_SOURCE].visible)
-			inside_reload_locals(t);
-		else
-			inside_attach(t, true, false);
+		/* the locals when a frame's source is shown; loads it anyway */
+		inside_reload_locals(t);
 		break;
 	case A_REDRAW:
 		clearok(curscr, TRUE);
 		break;
 	case A_NEXT_PANE:
 	case A_PREV_PANE:
-		next_pane(t, a == A_NEXT_PANE ? 1 : -1);
+		panes_next(t, a == A_NEXT_PANE ? 1 : -1);
 		break;
 	case A_MAXIMISE:
-		t->maximised = t->maximised >= 0 ? -1 : (int)t->focus;
+		t->maximised = t->maximised != NULL ? NULL : t->focus;
 		layout_panes(t);
 		break;
 	case A_PAUSE:
@@ -396,25 +311,13 @@ act(struct tui *t, enum action a)
 		take_snapshot(t, NULL);
 		break;
 	case A_BACK:
-		if (t->panes[PANE_HELP].visible)
-			tui_hide_pane(t, PANE_HELP);
-		else if (t->search_re != NULL) {
+		if (tui_slot_pane(t, SLOT_OVERLAY) == NULL && t->search_re != NULL) {
 			pcre2_code_free(t->search_re);
 			t->search_re = NULL;
 			free(t->search);
 			t->search = NULL;
-		} else if (t->focus == PANE_LOCALS)
-			tui_hide_pane(t, PANE_SOURCE);
-		else if (t->focus == PANE_SOURCE || t->focus == PANE_OUTPUT || t->focus == PANE_CONSOLE)
-			tui_hide_pane(t, t->focus);
-		else if (t->maximised >= 0) {
-			t->maximised = -1;
-			layout_panes(t);
-		} else if (t->focus == PANE_STACK)
-			t->focus = PANE_THREADS;
-		else if (pane_threads_filter_text(&t->panes[PANE_THREADS]) != NULL) {
-			pane_threads_filter(&t->panes[PANE_THREADS], NULL, NULL);
-			tui_status(t, false, "filter cleared");
+		} else {
+			panes_back(t);
 		}
 		break;
 	default:
@@ -427,14 +330,14 @@ static struct pane *
 pane_at(struct tui *t, int y, int x, long *line)
 {
 	struct pane *p = NULL;
-	int i, first;
+	size_t i;
+	int first;
 
-	if (t->panes[PANE_HELP].visible) {
-		p = &t->panes[PANE_HELP];
+	if ((p = tui_slot_pane(t, SLOT_OVERLAY)) != NULL) {
 		if (y < p->y || y >= p->y + p->h || x < p->x || x >= p->x + p->w)
 			return NULL;
 	} else {
-		for (i = 0; i < PANE__COUNT; i++) {
+		for (i = 0; i < t->npanes; i++) {
 			struct pane *q = &t->panes[i];
 
 			if (q->visible && q->h > 0 && y >= q->y && y < q->y + q->h && x >= q->x && x < q->x + q->w)
@@ -489,8 +392,8 @@ mouse(struct tui *t)
 #endif
 	if (!(me.bstate & (BUTTON1_PRESSED | BUTTON1_CLICKED)))
 		return;
-	if (p != &t->panes[PANE_HELP]) {
-		t->focus = (enum pane_id)(p - t->panes);
+	if (p->ops->slot != SLOT_OVERLAY) {
+		t->focus = p;
 		layout_panes(t);
 	}
 	if (line >= 0) {
@@ -509,6 +412,7 @@ static void
 handle_key(struct tui *t, int key, bool fkey)
 {
 	const struct keybinding *b;
+	struct keymap_pane keys;
 	char buf[16];
 
 	bars_menu_set(NULL);
@@ -536,7 +440,8 @@ handle_key(struct tui *t, int key, bool fkey)
 		return;
 	if (console_modal_key(t, key, fkey))
 		return;
-	b = keymap_lookup(t->panes[t->focus].ops->name, key);
+	keys = panes_keys(t);
+	b = keymap_lookup(&keys, key);
 	if (b == NULL) {
 		if (key > 32 && key < 127)
 			tui_status(t, true, "'%s' does nothing here: ? lists the keys",
@@ -613,22 +518,6 @@ tui_pump(struct tui *t, bool busy)
 
 /* ---- set up and tear down ---------------------------------------------------------- */
 
-static void
-panes_open(struct tui *t)
-{
-	size_t i;
-
-	for (i = 0; i < PANE__COUNT; i++) {
-		t->panes[i].ops = pane_table[i];
-		t->panes[i].tui = t;
-		t->panes[i].ops->open(&t->panes[i]);
-	}
-	t->panes[PANE_THREADS].visible = true;
-	t->panes[PANE_STACK].visible = true;
-	t->focus = PANE_THREADS;
-	t->maximised = -1;
-}
-
 static struct tui *
 tui_new(pid_t pid)
 {
@@ -650,13 +539,9 @@ tui_new(pid_t pid)
 void
 tui_free(struct tui *t)
 {
-	size_t i;
-
 	if (t == NULL)
 		return;
-	for (i = 0; i < PANE__COUNT; i++)
-		if (t->panes[i].ops != NULL)
-			t->panes[i].ops->close(&t->panes[i]);
+	panes_close(t);
 	py_snapshot_free(t->snap);
 	free(t->cpu);
 	free(t->prev);

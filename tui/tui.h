@@ -6,7 +6,10 @@
  * framework owns the cursor, scrolling, search, the frame and the drawing;
  * a pane only says how many lines it has and what each line says
  * (draw_line fills a struct tline).  Adding a pane is one file and one line
- * in pane_table[] (tui.c).
+ * in tui/pane_table.h: where it goes, its title, its keys and its help
+ * section are in its ops.  Panes never call each other: selection and
+ * "open this" are events the framework routes (tui_select_thread,
+ * tui_open).
  *
  * The TUI only talks to core/.  It reads the target from outside on a
  * timer (py_reader_snapshot: no thread is stopped unless native frames are
@@ -34,15 +37,49 @@
 struct tui;
 struct pane;
 
-enum tui_event {
-	EV_SNAPSHOT,		/* tui->snap was replaced */
-	EV_SELECT,		/* tui->sel_tid changed */
-	EV_RESIZE,		/* the pane's size changed */
+/*
+ * Where a pane goes (tui/layout.c).  The slot also says where the focus
+ * goes back to when the pane closes: SUB to DETAIL to MAIN to LIST, BOTTOM
+ * to LIST, OVERLAY to the pane focused before it.  One pane at a time per
+ * slot: showing one hides the other.
+ */
+enum pane_slot {
+	SLOT_LIST,		/* left, or on top: always shown */
+	SLOT_MAIN,		/* beside or under the list: always shown */
+	SLOT_DETAIL,		/* under the main pane */
+	SLOT_DETAIL_SUB,	/* under the detail pane, closed with it */
+	SLOT_BOTTOM,		/* across the bottom of the screen */
+	SLOT_OVERLAY,		/* centred over the rest; takes every key */
+};
+
+/*
+ * What the framework tells panes, and what panes ask of each other
+ * without knowing who answers: a pane never calls another pane.
+ */
+enum pane_event_kind {
+	EV_SNAPSHOT,		/* to all: tui->snap was replaced */
+	EV_SELECT,		/* to all: tui->sel_tid changed */
+	EV_RESIZE,		/* to one: its size changed */
+	EV_OPEN_THREAD,		/* open this: the thread ev->tid */
+	EV_OPEN_SOURCE,		/* open this: ev->filename at ev->line, in ev->function */
+};
+
+struct pane_event {
+	enum pane_event_kind kind;
+	pid_t tid;
+	const char *filename;
+	const char *function;	/* or NULL */
+	int line;
 };
 
 struct pane_ops {
-	const char *name;	/* also its keymap context */
+	const char *name;	/* for messages */
+	const char *help_title;	/* its section in the help: "Threads pane" */
+	enum pane_slot slot;
+	int share;		/* SLOT_BOTTOM: tenths of the height it takes */
 	bool marker;		/* draw a cursor marker column */
+	/* its own keys, ending with { .key = 0 }; NULL: none */
+	const struct keybinding *keys;
 	void (*open)(struct pane *);
 	void (*close)(struct pane *);
 	/* Lines the pane has now. */
@@ -52,11 +89,22 @@ struct pane_ops {
 	/* A fixed header line above the list, or NULL. */
 	void (*header)(struct pane *, struct tline *);
 	void (*draw_line)(struct pane *, size_t line, struct tline *);
-	/* A pane action (enum action); true if handled. */
+	/* A pane action (enum action); true if handled.  A_BACK comes last,
+	 * after the framework's own meanings of Back. */
 	bool (*key)(struct pane *, enum action);
-	void (*event)(struct pane *, enum tui_event);
+	/* An event; true if the pane took it.  The pane that takes an "open
+	 * this" is shown and focused. */
+	bool (*event)(struct pane *, const struct pane_event *);
 	/* The cursor moved (by the framework). */
 	void (*moved)(struct pane *);
+	/* The frame width (borders included) that shows every line uncut, for
+	 * the layout to share the width; NULL: any. */
+	int (*want_width)(struct pane *);
+	/* Keep only the lines matching `re` (NULL or "": all); false with
+	 * *cause on a bad regex.  NULL: the pane does not filter. */
+	bool (*filter)(struct pane *, const char *re, char **cause);
+	/* the filter in force, or NULL */
+	const char *(*filter_text)(struct pane *);
 };
 
 struct pane {
@@ -66,17 +114,6 @@ struct pane {
 	bool visible;
 	size_t cursor, top;
 	int y, x, h, w;		/* the frame, when visible */
-};
-
-enum pane_id {
-	PANE_THREADS,
-	PANE_STACK,
-	PANE_SOURCE,
-	PANE_LOCALS,
-	PANE_OUTPUT,
-	PANE_CONSOLE,
-	PANE_HELP,
-	PANE__COUNT
 };
 
 struct tui_options {
@@ -107,10 +144,11 @@ struct tui {
 	double delay;
 	uint64_t next_refresh_ns;
 
-	/* the screen */
-	struct pane panes[PANE__COUNT];
-	enum pane_id focus, before_help;
-	int maximised;		/* a pane id, or -1 */
+	/* the screen: a pane per line of tui/pane_table.h, in its order */
+	struct pane *panes;
+	size_t npanes;
+	struct pane *focus, *before_overlay;
+	struct pane *maximised;	/* or NULL */
 	bool too_small;
 	bool dirty;
 	bool quit;
@@ -143,14 +181,10 @@ struct tui {
 	pcre2_code *search_re;
 };
 
-/* pane_threads.c, pane_stack.c, ... */
-extern const struct pane_ops pane_threads_ops;
-extern const struct pane_ops pane_stack_ops;
-extern const struct pane_ops pane_source_ops;
-extern const struct pane_ops pane_locals_ops;
-extern const struct pane_ops pane_output_ops;
-extern const struct pane_ops pane_console_ops;
-extern const struct pane_ops pane_help_ops;
+/* The panes there are: pane_threads_ops, ... (tui/pane_table.h). */
+#define PANE(name) extern const struct pane_ops pane_##name##_ops;
+#include "tui/pane_table.h"
+#undef PANE
 
 /*
  * Run the TUI on `pid` (reader already opened and handed over).  Returns an
@@ -161,8 +195,17 @@ int tui_run(pid_t pid, struct py_reader *reader, const struct tui_options *opts)
 /* For panes. */
 void tui_status(struct tui *t, bool error, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-void tui_show_pane(struct tui *t, enum pane_id id, bool focus);
-void tui_hide_pane(struct tui *t, enum pane_id id);
+/* The pane of `ops`. */
+struct pane *tui_pane(struct tui *t, const struct pane_ops *ops);
+/* The visible pane in `slot`, or NULL. */
+struct pane *tui_slot_pane(struct tui *t, enum pane_slot slot);
+void tui_show_pane(struct tui *t, struct pane *p, bool focus);
+void tui_hide_pane(struct tui *t, struct pane *p);
+/* Select thread `tid` (EV_SELECT to every pane). */
+void tui_select_thread(struct tui *t, pid_t tid);
+/* "Open this": the pane that takes `ev` is shown and focused; false if
+ * none did. */
+bool tui_open(struct tui *t, const struct pane_event *ev);
 void pane_set_cursor(struct pane *p, size_t line);
 /* Keep the cursor in the lines and on screen. */
 void pane_clamp(struct pane *p);
@@ -177,13 +220,6 @@ void tui_copy(struct tui *t, const char *text);
  * console): one turn of the main loop; `busy` while a statement runs. */
 void tui_pump(struct tui *t, bool busy);
 
-#ifndef CTRL
-#define CTRL(c) ((c) & 0x1f)
-#endif
-#define ESC 27
-
-/* pane_source.c: show `line` of `filename` with the line marked. */
-void pane_source_show(struct pane *p, const char *filename, int line, const char *function);
 /*
  * pane_locals.c: the locals of a frame (the agent's frame object:
  * `locals` as [name, repr] pairs, `locals_note`, `locals_more`), or, with
@@ -196,17 +232,6 @@ void pane_console_echo(struct pane *p, const char *prompt, const char *line);
 void pane_console_scroll(struct pane *p, int pages);
 /* pane_output.c: replace the output with `text`, titled `title`. */
 void pane_output_set(struct pane *p, const char *title, const char *text);
-/* pane_stack.c: the selected thread as text (render_thread) */
-void pane_stack_text(struct pane *p, struct sbuf *out);
-/* the frame width (borders included) that shows every frame's location and
- * function uncut */
-int pane_stack_want_width(struct pane *p);
-/* pane_threads.c: the frame width that shows every row's TOP column uncut */
-int pane_threads_want_width(struct pane *p);
-/* pane_threads.c: refilter (NULL or "": none); false with *cause on a bad regex */
-bool pane_threads_filter(struct pane *p, const char *re, char **cause);
-/* the filter in force, or NULL */
-const char *pane_threads_filter_text(struct pane *p);
 
 /*
  * Build a fake snapshot for benchmarks and tests: `nthreads` threads of

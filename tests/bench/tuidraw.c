@@ -59,8 +59,7 @@ redraw_us(struct tui *t)
 		uint64_t t0 = now_ns();
 
 		/* move the selection: the stack pane shows another thread */
-		t->panes[PANE_THREADS].cursor = i % 2 ? 0 : 1;
-		t->panes[PANE_THREADS].ops->moved(&t->panes[PANE_THREADS]);
+		pane_set_cursor(tui_pane(t, &pane_threads_ops), i % 2 ? 0 : 1);
 		clearok(curscr, TRUE);
 		tui_draw(t);
 		v[i] = now_ns() - t0;
