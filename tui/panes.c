@@ -254,3 +254,36 @@ panes_keys(const struct tui *t)
 {
 	return (struct keymap_pane){ t->focus->ops->keys, t->focus->ops->slot == SLOT_OVERLAY };
 }
+
+bool
+panes_move(struct pane *p, enum action a)
+{
+	size_t n = p->ops->nlines(p), rows = (size_t)(pane_rows(p) > 1 ? pane_rows(p) - 1 : 1);
+
+	switch (a) {
+	case A_UP:
+		if (p->cursor > 0)
+			pane_set_cursor(p, p->cursor - 1);
+		return true;
+	case A_DOWN:
+		if (p->cursor + 1 < n)
+			pane_set_cursor(p, p->cursor + 1);
+		return true;
+	case A_PAGE_UP:
+		p->top = p->top > rows ? p->top - rows : 0;
+		pane_set_cursor(p, p->cursor > rows ? p->cursor - rows : 0);
+		return true;
+	case A_PAGE_DOWN:
+		p->top += rows;
+		pane_set_cursor(p, p->cursor + rows < n ? p->cursor + rows : (n ? n - 1 : 0));
+		return true;
+	case A_FIRST:
+		pane_set_cursor(p, 0);
+		return true;
+	case A_LAST:
+		pane_set_cursor(p, n ? n - 1 : 0);
+		return true;
+	default:
+		return false;
+	}
+}

@@ -22,6 +22,8 @@ void panes_next(struct tui *t, int dir);
  * pane have it.  Clearing a search comes between the overlay and the rest:
  * the caller's. */
 void panes_back(struct tui *t);
+/* Move the cursor or scroll for a movement action; false for others. */
+bool panes_move(struct pane *p, enum action a);
 /* The keys of the focused pane, for keymap_lookup and keymap_bar. */
 struct keymap_pane panes_keys(const struct tui *t);
 

@@ -196,6 +196,75 @@ console_prompt_key(struct tui *t, int key, bool fkey)
 	}
 }
 
+/* A function key (curses KEY_*) while a prompt is open. */
+static void
+prompt_fkey(struct tui *t, int key)
+{
+	struct cmdline *c = &t->edit;
+
+	switch (key) {
+	case KEY_ENTER:
+		prompt_enter(t);
+		return;
+	case KEY_BACKSPACE:
+		if (c->buf.len == 0)
+			t->prompt = PROMPT_NONE;
+		cmdline_backspace(c);
+		return;
+	case KEY_DC:
+		cmdline_delete(c);
+		return;
+	case KEY_LEFT:
+		cmdline_left(c);
+		return;
+	case KEY_RIGHT:
+		cmdline_right(c);
+		return;
+	case KEY_HOME:
+		cmdline_home(c);
+		return;
+	case KEY_END:
+		cmdline_end(c);
+		return;
+	case KEY_UP:
+		cmdline_history_prev(c);
+		return;
+	case KEY_DOWN:
+		cmdline_history_next(c);
+		return;
+	case KEY_RESIZE:
+		layout_panes(t);
+		return;
+	default:
+		return;
+	}
+}
+
+/* Tab on the command line: complete, or list the candidates in the bar. */
+static void
+complete(struct tui *t)
+{
+	struct cmdline *c = &t->edit;
+	struct cmdline_namer namer = { inside_names, t };
+	char *note;
+	size_t n, i, ncmds;
+	const struct local_command *cmds = commands_local(&ncmds);
+	char **cands = cmdline_complete(c, cmds, ncmds, &namer, &n, &note);
+
+	if (n > 1) {
+		struct sbuf s = { 0 };
+
+		for (i = 0; i < n; i++)
+			sbuf_addf(&s, "%s%s", i ? "  " : " ", cands[i]);
+		bars_menu_set(sbuf_steal(&s));
+	} else if (n == 0 && note != NULL) {
+		/* the prompt hides the status line: say it in the bar */
+		bars_menu_set(xasprintf(" %s", note));
+	}
+	free(note);
+	command_words_free(cands, n);
+}
+
 void
 prompt_key(struct tui *t, int key, bool fkey)
 {
@@ -205,42 +274,8 @@ prompt_key(struct tui *t, int key, bool fkey)
 	if (t->prompt == PROMPT_CONSOLE && console_prompt_key(t, key, fkey))
 		return;
 	if (fkey) {
-		switch (key) {
-		case KEY_ENTER:
-			prompt_enter(t);
-			return;
-		case KEY_BACKSPACE:
-			if (c->buf.len == 0)
-				t->prompt = PROMPT_NONE;
-			cmdline_backspace(c);
-			return;
-		case KEY_DC:
-			cmdline_delete(c);
-			return;
-		case KEY_LEFT:
-			cmdline_left(c);
-			return;
-		case KEY_RIGHT:
-			cmdline_right(c);
-			return;
-		case KEY_HOME:
-			cmdline_home(c);
-			return;
-		case KEY_END:
-			cmdline_end(c);
-			return;
-		case KEY_UP:
-			cmdline_history_prev(c);
-			return;
-		case KEY_DOWN:
-			cmdline_history_next(c);
-			return;
-		case KEY_RESIZE:
-			layout_panes(t);
-			return;
-		default:
-			return;
-		}
+		prompt_fkey(t, key);
+		return;
 	}
 	switch (key) {
 	case '\n':
@@ -289,27 +324,8 @@ prompt_key(struct tui *t, int key, bool fkey)
 		cmdline_history_next(c);
 		return;
 	case '\t':
-		if (t->prompt == PROMPT_COMMAND) {
-			struct cmdline_namer namer = { inside_names, t };
-			char *note;
-			size_t n, i, ncmds;
-			const struct local_command *cmds = commands_local(&ncmds);
-			char **cands = cmdline_complete(c, cmds, ncmds, &namer, &n,
-			    &note);
-
-			if (n > 1) {
-				struct sbuf s = { 0 };
-
-				for (i = 0; i < n; i++)
-					sbuf_addf(&s, "%s%s", i ? "  " : " ", cands[i]);
-				bars_menu_set(sbuf_steal(&s));
-			} else if (n == 0 && note != NULL) {
-				/* the prompt hides the status line: say it in the bar */
-				bars_menu_set(xasprintf(" %s", note));
-			}
-			free(note);
-			command_words_free(cands, n);
-		}
+		if (t->prompt == PROMPT_COMMAND)
+			complete(t);
 		return;
 	default:
 		if (key >= 32 && key != 127) {

@@ -214,36 +214,14 @@ take_snapshot(struct tui *t, char **causep)
 static void
 act(struct tui *t, enum action a)
 {
-	struct pane *q;
-	struct pane *p = t->focus;
-	size_t n = p->ops->nlines(p), rows = (size_t)(pane_rows(p) > 1 ? pane_rows(p) - 1 : 1);
+	struct pane *p = t->focus, *q;
 
 	t->dirty = true;
 	if (a != A_BACK && p->ops->key != NULL && p->ops->key(p, a))
 		return;
+	if (panes_move(p, a))
+		return;
 	switch (a) {
-	case A_UP:
-		if (p->cursor > 0)
-			pane_set_cursor(p, p->cursor - 1);
-		break;
-	case A_DOWN:
-		if (p->cursor + 1 < n)
-			pane_set_cursor(p, p->cursor + 1);
-		break;
-	case A_PAGE_UP:
-		p->top = p->top > rows ? p->top - rows : 0;
-		pane_set_cursor(p, p->cursor > rows ? p->cursor - rows : 0);
-		break;
-	case A_PAGE_DOWN:
-		p->top += rows;
-		pane_set_cursor(p, p->cursor + rows < n ? p->cursor + rows : (n ? n - 1 : 0));
-		break;
-	case A_FIRST:
-		pane_set_cursor(p, 0);
-		break;
-	case A_LAST:
-		pane_set_cursor(p, n ? n - 1 : 0);
-		break;
 	case A_SEARCH:
 		prompt_open(t, PROMPT_SEARCH, NULL);
 		break;
