@@ -15,6 +15,7 @@
 #include "core/runner.h"
 #include "tui/inside.h"
 #include "tui/layout.h"
+#include "tui/panes.h"
 #include "tui/prompt.h"
 
 /* ---- console and execute: the runner reads and writes through the screen -- */
@@ -25,7 +26,10 @@ console_write(void *ctx, const char *text, size_t len)
 {
 	struct tui *t = ctx;
 
-	pane_console_write(tui_pane(t, &pane_console_ops), text, len);
+	if (t->console_open)
+		pane_console_write(tui_pane(t, &pane_console_ops), text, len);
+	else
+		pane_output_append(tui_pane(t, &pane_output_ops), text, len);
 }
 
 /*
@@ -118,7 +122,10 @@ console_busy_key(struct tui *t, int key, bool fkey)
 		tui_status(t, false, "interrupting the statement%s...",
 		    t->console_open ? ", then leaving the console" : "");
 	} else if (fkey && (key == KEY_PPAGE || key == KEY_NPAGE)) {
-		pane_console_scroll(tui_pane(t, &pane_console_ops), key == KEY_PPAGE ? -1 : 1);
+		if (t->console_open)
+			pane_console_scroll(tui_pane(t, &pane_console_ops), key == KEY_PPAGE ? -1 : 1);
+		else
+			panes_move(tui_pane(t, &pane_output_ops), key == KEY_PPAGE ? A_PAGE_UP : A_PAGE_DOWN);
 	} else if (!(fkey && key == KEY_MOUSE)) {
 		console_type_ahead(t, key, fkey);
 	}
@@ -184,10 +191,12 @@ console_modal_key(struct tui *t, int key, bool fkey)
 	return true;
 }
 
-/* `console` and `execute`: their text goes to the console pane. */
+/* `console` and `execute`: the console's text goes to its pane, a
+ * statement's to the output pane's history. */
 void
 console_run(struct tui *t, const char *line, bool console)
 {
+	struct pane *pane = tui_pane(t, console ? &pane_console_ops : &pane_output_ops);
 	struct cmd_request *req = NULL;
 	struct sbuf out = { 0 };
 	char *cause = NULL;
@@ -207,12 +216,12 @@ console_run(struct tui *t, const char *line, bool console)
 	if (!inside_attach(t, true, false))
 		return;
 	inside_quiesce(t);
-	tui_show_pane(t, tui_pane(t, &pane_console_ops), true);
+	tui_show_pane(t, pane, true);
 	if (console) {
 		t->console_open = true;
 		t->console_leave = false;
 	} else {
-		pane_console_echo(tui_pane(t, &pane_console_ops), ":", line);
+		pane_output_begin(pane, line);
 		t->busy = true;
 		tui_status(t, false, "running in process %d: Ctrl-C interrupts", (int)t->pid);
 	}
@@ -224,8 +233,12 @@ console_run(struct tui *t, const char *line, bool console)
 	t->console_leave = false;
 	t->prompt = PROMPT_NONE;
 	t->nahead = 0;
-	if (out.len > 0)
-		pane_console_write(tui_pane(t, &pane_console_ops), out.s, out.len);
+	if (out.len > 0 && console)
+		pane_console_write(pane, out.s, out.len);
+	else if (!console) {
+		pane_output_append(pane, out.s, out.len);
+		pane_output_end(pane, rc != FP_OK && !t->exited ? cause : NULL);
+	}
 	t->console_broken = false;
 	if (t->exited) {
 		;	/* take_snapshot said so */

@@ -230,8 +230,16 @@ void pane_locals_set(struct pane *p, const char *function, json_t *frame, const 
 void pane_console_write(struct pane *p, const char *text, size_t len);
 void pane_console_echo(struct pane *p, const char *prompt, const char *line);
 void pane_console_scroll(struct pane *p, int pages);
-/* pane_output.c: replace the output with `text`, titled `title`. */
-void pane_output_set(struct pane *p, const char *title, const char *text);
+/*
+ * pane_output.c: the history of commands and their output.  begin starts
+ * a command's entry (`command` as typed), append adds its text as it comes
+ * (any pieces; the target's text, escaped when shown), end closes it with
+ * a note of ours (or NULL); set is the three at once.
+ */
+void pane_output_begin(struct pane *p, const char *command);
+void pane_output_append(struct pane *p, const char *text, size_t len);
+void pane_output_end(struct pane *p, const char *note);
+void pane_output_set(struct pane *p, const char *command, const char *text);
 
 /*
  * Build a fake snapshot for benchmarks and tests: `nthreads` threads of

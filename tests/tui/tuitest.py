@@ -812,10 +812,15 @@ def help_and_keys(target, workdir):
         TAP.ok(s.wait(has("Help 2-"), "help scrolls") is not None, "j scrolls the help by a line",
                tmux.capture())
         s.tmux.keys("G")
-        sc = s.wait(has("Stack pane", "Console ("), "help end")
-        TAP.ok(sc is not None and "unwound)" in sc and "Enter Enter" not in sc,
-               "the help wraps the x line instead of cutting it; Enter is listed once", sc)
-        s.tmux.keys("Escape", "Escape")
+        end = s.wait(has("Output pane", "Console ("), "help end")
+        s.tmux.keys("/")
+        s.tmux.type("unwound")
+        s.tmux.keys("Enter")
+        sc = s.wait(has("show native (C) frames", "is unwound)"), "the x line")
+        TAP.ok(end is not None and sc is not None and "Enter Enter" not in end + sc,
+               "the help wraps the x line instead of cutting it; Enter is listed once",
+               tmux.capture())
+        s.tmux.keys("Escape", "Escape", "Escape")  # the help, the search, the stack pane
         for pattern in ("worker-a", "worker-b"):
             s.tmux.keys("\\")
             s.tmux.keys("C-u")
@@ -979,6 +984,60 @@ def console_safety(target, workdir):
         tmux.kill()
 
 
+def output_history(target, workdir):
+    """The output pane keeps every command's output under its heading
+    ([ and ] go between them), y copies one of them through OSC 52,
+    escaped as shown, Left and Right scroll a long line, and `execute`
+    writes there too (the agent is loaded by load_question)."""
+    tmux = Tmux(120, 40)
+    try:
+        tmux.run("set-option", "-g", "set-clipboard", "on")
+        s = Session(tmux, target, workdir)
+        s.wait(has("Threads ", "worker-c"), "open")  # console_safety left statements running
+        for cmd in ("help save", "help delay"):
+            s.tmux.keys(":")
+            s.tmux.type(cmd)
+            s.tmux.keys("Enter")
+        sc = s.wait(output_has("help delay \u00b7 2 of 2", ":help delay", "delay SECONDS"), "two entries")
+        TAP.ok(sc is not None, "output: a second command's output comes under its own heading",
+               tmux.capture())
+        s.tmux.keys("[")
+        sc = s.wait(output_has("help save \u00b7 1 of 2", ":help save", ":help delay"), "older")
+        TAP.ok(sc is not None and sc.index(":help save") < sc.index(":help delay"),
+               "output: [ goes back to the previous command's output, still there", tmux.capture())
+        s.tmux.keys("]")
+        TAP.ok(s.wait(output_has("help delay \u00b7 2 of 2"), "newer") is not None,
+               "output: ] goes to the next command's output", tmux.capture())
+        s.tmux.keys("y")
+        s.wait(has("copied", "lines of :help delay", "OSC 52"), "copy")
+        buf = tmux.run("show-buffer").stdout
+        TAP.ok("delay SECONDS" in buf and "save FILE" not in buf,
+               "output: y copies the output under the cursor, and only it, to the clipboard", buf)
+        s.tmux.keys(":")
+        s.tmux.type("execute \"print('A' * 250 + chr(27) + '[2J' + 'END')\"")
+        s.tmux.keys("Enter")
+        sc = s.wait(output_has("execute \"print", "3 of 3", "AAAAAAAA"), "execute")
+        TAP.ok(sc is not None and "Console \u00b7" not in sc,
+               "output: execute's output goes to the output pane's history", tmux.capture())
+        s.tmux.keys("j")
+        s.tmux.keys(*(["l"] * 24))
+        sc = s.wait(output_has("from column 193", r"A\x1b[2JEND"), "scrolled")
+        TAP.ok(sc is not None, "output: l scrolls a long line to the right; its escape stays escaped",
+               tmux.capture())
+        s.tmux.keys("y")
+        s.wait(has("copied 1 line of :execute"), "copy execute")
+        buf = tmux.run("show-buffer").stdout
+        TAP.ok(r"A\x1b[2JEND" in buf and "\x1b" not in buf,
+               "output: what y copies is escaped as shown", repr(buf[-40:]))
+        s.tmux.keys(*(["h"] * 24))
+        TAP.ok(s.wait(lambda sc: output_has("3 of 3")(sc) and "from column" not in sc, "left")
+               is not None, "output: h scrolls back to the first column", tmux.capture())
+        s.tmux.keys("q")
+        TAP.ok(s.finished()[0] == 0, "output history: exit status 0")
+    finally:
+        tmux.kill()
+
+
 def newuser(exe, workdir):
     """What a new user trying the TUI found (issue 8)."""
     target = None
@@ -990,6 +1049,7 @@ def newuser(exe, workdir):
         check_target(target, "new user", False)
         load_question(target, workdir)
         console_safety(target, workdir)
+        output_history(target, workdir)
         check_target(target, "new user with the agent", True)
     except RuntimeError as e:
         TAP.ok(False, "new user", str(e))
