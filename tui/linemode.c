@@ -166,6 +166,55 @@ show(struct term *t, const struct cmdline *c)
 }
 
 /* A line into *out (malloc'd); false on end of input. */
+/* Tab: complete the word, or list the candidates under the line. */
+static void
+tty_complete(struct term *t, struct cmdline *c)
+{
+	char *note;
+	size_t k, n2;
+	char **cands = cmdline_complete(c, NULL, 0, NULL, &n2, &note);
+
+	if (n2 > 1 || (n2 == 0 && note != NULL)) {
+		tput(t, "\r\n");
+		for (k = 0; k < n2; k++) {
+			tput_safe(t, cands[k]);
+			tput(t, "  ");
+		}
+		if (n2 == 0)
+			tput_safe(t, note);
+		tput(t, "\r\n");
+		t->shown = 0;
+	}
+	command_words_free(cands, n2);
+	free(note);
+}
+
+/* ESC [ A / ESC O A and friends: the arrows, Home, End, Delete. */
+static void
+tty_escape(struct term *t, struct cmdline *c)
+{
+	unsigned char seq[2];
+
+	if (read(t->in, &seq[0], 1) != 1 || read(t->in, &seq[1], 1) != 1)
+		return;
+	if (seq[0] != '[' && seq[0] != 'O')
+		return;
+	if (seq[1] == 'A')
+		cmdline_history_prev(c);
+	else if (seq[1] == 'B')
+		cmdline_history_next(c);
+	else if (seq[1] == 'C')
+		cmdline_right(c);
+	else if (seq[1] == 'D')
+		cmdline_left(c);
+	else if (seq[1] == 'H')
+		cmdline_home(c);
+	else if (seq[1] == 'F')
+		cmdline_end(c);
+	else if (seq[1] == '3' && read(t->in, &seq[0], 1) == 1 && seq[0] == '~')
+		cmdline_delete(c);
+}
+
 static bool
 read_line_tty(struct term *t, struct cmdline *c, char **out)
 {
@@ -240,50 +289,12 @@ read_line_tty(struct term *t, struct cmdline *c, char **out)
 		case CTRL('n'):
 			cmdline_history_next(c);
 			break;
-		case '\t': {
-			char *note;
-			size_t k, n2;
-			char **cands = cmdline_complete(c, NULL, 0, NULL, &n2, &note);
-
-			if (n2 > 1 || (n2 == 0 && note != NULL)) {
-				tput(t, "\r\n");
-				for (k = 0; k < n2; k++) {
-					tput_safe(t, cands[k]);
-					tput(t, "  ");
-				}
-				if (n2 == 0)
-					tput_safe(t, note);
-				tput(t, "\r\n");
-				t->shown = 0;
-			}
-			command_words_free(cands, n2);
-			free(note);
+		case '\t':
+			tty_complete(t, c);
 			break;
-		}
-		case 27: {
-			unsigned char seq[2];
-
-			/* ESC [ A / ESC O A and friends: arrows */
-			if (read(t->in, &seq[0], 1) != 1 || read(t->in, &seq[1], 1) != 1)
-				break;
-			if (seq[0] != '[' && seq[0] != 'O')
-				break;
-			if (seq[1] == 'A')
-				cmdline_history_prev(c);
-			else if (seq[1] == 'B')
-				cmdline_history_next(c);
-			else if (seq[1] == 'C')
-				cmdline_right(c);
-			else if (seq[1] == 'D')
-				cmdline_left(c);
-			else if (seq[1] == 'H')
-				cmdline_home(c);
-			else if (seq[1] == 'F')
-				cmdline_end(c);
-			else if (seq[1] == '3' && read(t->in, &seq[0], 1) == 1 && seq[0] == '~')
-				cmdline_delete(c);
+		case 27:
+			tty_escape(t, c);
 			break;
-		}
 		default:
 			if (ch >= 32) {
 				mb[0] = (char)ch;
