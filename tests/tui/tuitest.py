@@ -994,6 +994,14 @@ def output_history(target, workdir):
         tmux.run("set-option", "-g", "set-clipboard", "on")
         s = Session(tmux, target, workdir)
         s.wait(has("Threads ", "worker-c"), "open")  # console_safety left statements running
+        s.tmux.keys("Enter", "Enter")
+        s.wait(has("Condition.wait", "y Copy"), "source")
+        s.tmux.keys("y")
+        s.wait(has("copied", "OSC 52"), "copy in the source pane")
+        buf = tmux.run("show-buffer").stdout
+        TAP.ok(buf.startswith("Traceback for thread"),
+               "y in the source pane copies the stack, as its bar says", buf[:200])
+        s.tmux.keys("Escape")
         for cmd in ("help save", "help delay"):
             s.tmux.keys(":")
             s.tmux.type(cmd)
