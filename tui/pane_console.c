@@ -1,7 +1,7 @@
 /*
- * The console pane: the transcript of `console` and `execute` — the lines
- * typed (with their >>> or ... prompt) and what the code printed, streamed
- * as it comes.  The line being typed is on the command line at the bottom
+ * The console pane: the transcript of `console` — the lines typed (with
+ * their >>> or ... prompt) and what the code printed, streamed as it comes,
+ * kept in a bounded store (tui/outstore.h) as the output pane's is.  The line being typed is on the command line at the bottom
  * (tui.c reads it for the runner); this pane only keeps and shows text.
  */
 #include "config.h"
@@ -9,20 +9,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tui/outstore.h"
 #include "tui/tui.h"
 
-/* The transcript keeps this many lines; older ones scroll away. */
+/* The transcript keeps this many lines (and bytes); older ones scroll
+ * away, each in constant time however fast the code prints. */
 #define CONSOLE_MAX_LINES 5000
-
-struct cline {
-	bool echo;		/* a line the user typed */
-	struct sbuf text;
-};
+#define CONSOLE_MAX_BYTES (4u << 20)
 
 struct console {
-	struct cline *lines;
-	size_t n, alloc;
-	bool open;		/* the last line has no newline yet */
+	struct outstore *lines;	/* OUT_HEAD: a line typed; OUT_LINE: printed */
+	struct sbuf open;	/* the last line printed, no newline yet */
 	bool follow;		/* keep the last line in view */
 };
 
@@ -31,6 +28,7 @@ console_open(struct pane *p)
 {
 	struct console *c = xcalloc(1, sizeof *c);
 
+	c->lines = outstore_new(CONSOLE_MAX_LINES, CONSOLE_MAX_BYTES);
 	c->follow = true;
 	p->data = c;
 }
@@ -39,41 +37,41 @@ static void
 console_close(struct pane *p)
 {
 	struct console *c = p->data;
-	size_t i;
 
 	if (c == NULL)
 		return;
-	for (i = 0; i < c->n; i++)
-		sbuf_free(&c->lines[i].text);
-	free(c->lines);
+	outstore_free(c->lines);
+	sbuf_free(&c->open);
 	free(c);
 	p->data = NULL;
 }
 
-static struct cline *
-new_line(struct console *c, bool echo)
+static void
+push(struct pane *p, enum outstore_kind kind, const char *text, size_t len)
 {
-	struct cline *l;
+	struct console *c = p->data;
+	size_t gone = outstore_push(c->lines, kind, text, len);
 
-	if (c->n == CONSOLE_MAX_LINES) {
-		sbuf_free(&c->lines[0].text);
-		memmove(c->lines, c->lines + 1, (c->n - 1) * sizeof *c->lines);
-		c->n--;
-	}
-	l = ARRAY_PUSH(c->lines, c->n, c->alloc);
-	memset(l, 0, sizeof *l);
-	l->echo = echo;
-	sbuf_add(&l->text, "");
-	return l;
+	p->cursor = p->cursor > gone ? p->cursor - gone : 0;
+	p->top = p->top > gone ? p->top - gone : 0;
+}
+
+static size_t
+console_nlines(struct pane *p)
+{
+	struct console *c = p->data;
+
+	return outstore_count(c->lines) + (c->open.len > 0);
 }
 
 static void
 follow(struct pane *p)
 {
 	struct console *c = p->data;
+	size_t n = console_nlines(p);
 
-	if (c->follow && c->n > 0) {
-		p->cursor = c->n - 1;
+	if (c->follow && n > 0) {
+		p->cursor = n - 1;
 		if (p->h > 0 && p->cursor >= p->top + (size_t)pane_rows(p))
 			p->top = p->cursor + 1 - (size_t)pane_rows(p);
 	}
@@ -84,22 +82,17 @@ void
 pane_console_write(struct pane *p, const char *text, size_t len)
 {
 	struct console *c = p->data;
-	struct cline *l = c->open ? &c->lines[c->n - 1] : NULL;
 	size_t i, from = 0;
 
-	for (i = 0; i <= len; i++) {
-		if (i < len && text[i] != '\n')
+	for (i = 0; i < len; i++) {
+		if (text[i] != '\n')
 			continue;
-		if (i == len && i == from)
-			break;
-		if (l == NULL)
-			l = new_line(c, false);
-		sbuf_addn(&l->text, text + from, i - from);
-		c->open = i == len;
-		if (i < len)
-			l = NULL;
+		sbuf_addn(&c->open, text + from, i - from);
+		push(p, OUT_LINE, c->open.s, c->open.len);
+		c->open.len = 0;
 		from = i + 1;
 	}
+	sbuf_addn(&c->open, text + from, len - from);
 	follow(p);
 }
 
@@ -107,10 +100,13 @@ void
 pane_console_echo(struct pane *p, const char *prompt, const char *line)
 {
 	struct console *c = p->data;
-	struct cline *l = new_line(c, true);
+	char *l = xasprintf("%s%s", prompt, line);
 
-	sbuf_addf(&l->text, "%s%s", prompt, line);
-	c->open = false;
+	if (c->open.len > 0)
+		push(p, OUT_LINE, c->open.s, c->open.len);
+	c->open.len = 0;
+	push(p, OUT_HEAD, l, strlen(l));
+	free(l);
 	c->follow = true;
 	follow(p);
 }
@@ -119,9 +115,9 @@ void
 pane_console_scroll(struct pane *p, int pages)
 {
 	struct console *c = p->data;
-	size_t rows = (size_t)(pane_rows(p) > 1 ? pane_rows(p) - 1 : 1);
+	size_t rows = (size_t)(pane_rows(p) > 1 ? pane_rows(p) - 1 : 1), n = console_nlines(p);
 
-	if (c->n == 0)
+	if (n == 0)
 		return;
 	if (pages < 0) {
 		p->top = p->top > rows ? p->top - rows : 0;
@@ -129,16 +125,10 @@ pane_console_scroll(struct pane *p, int pages)
 		c->follow = false;
 	} else {
 		p->top += rows;
-		p->cursor = p->top + rows < c->n ? p->top + rows : c->n - 1;
-		c->follow = p->cursor + 1 >= c->n;
+		p->cursor = p->top + rows < n ? p->top + rows : n - 1;
+		c->follow = p->cursor + 1 >= n;
 	}
 	pane_set_cursor(p, p->cursor);
-}
-
-static size_t
-console_nlines(struct pane *p)
-{
-	return ((struct console *)p->data)->n;
 }
 
 static void
@@ -157,11 +147,12 @@ static void
 console_draw_line(struct pane *p, size_t line, struct tline *l)
 {
 	struct console *c = p->data;
-	const struct cline *cl = &c->lines[line];
-	enum theme_elem el = cl->echo ? EL_PROMPT_PREFIX : EL_OUTPUT;
+	enum outstore_kind kind = OUT_LINE;
+	const char *text = line < outstore_count(c->lines) ? outstore_get(c->lines, line, &kind) :
+	    c->open.s;
 
 	/* \r and escapes are drawn escaped (tui/draw): they never reach the terminal. */
-	tline_add_text(l, el, cl->text.s ? cl->text.s : "");
+	tline_add_text(l, kind == OUT_HEAD ? EL_PROMPT_PREFIX : EL_OUTPUT, text ? text : "");
 }
 
 static void
@@ -169,7 +160,7 @@ console_moved(struct pane *p)
 {
 	struct console *c = p->data;
 
-	c->follow = c->n == 0 || p->cursor + 1 >= c->n;
+	c->follow = console_nlines(p) == 0 || p->cursor + 1 >= console_nlines(p);
 }
 
 const struct pane_ops pane_console_ops = {
