@@ -50,10 +50,8 @@ static void
 push(struct pane *p, enum outstore_kind kind, const char *text, size_t len)
 {
 	struct console *c = p->data;
-	size_t gone = outstore_push(c->lines, kind, text, len);
 
-	p->cursor = p->cursor > gone ? p->cursor - gone : 0;
-	p->top = p->top > gone ? p->top - gone : 0;
+	pane_lines_dropped(p, outstore_push(c->lines, kind, text, len));
 }
 
 static size_t

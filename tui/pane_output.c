@@ -97,9 +97,7 @@ push(struct pane *p, enum outstore_kind kind, const char *text, size_t len)
 	escape_line(&line, text, len);
 	gone = outstore_push(o->store, kind, line.s, line.len);
 	sbuf_free(&line);
-	/* the lines on screen stay where they are while old ones go */
-	p->cursor = p->cursor > gone ? p->cursor - gone : 0;
-	p->top = p->top > gone ? p->top - gone : 0;
+	pane_lines_dropped(p, gone);
 }
 
 static size_t

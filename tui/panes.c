@@ -127,6 +127,13 @@ pane_clamp(struct pane *p)
 }
 
 void
+pane_lines_dropped(struct pane *p, size_t n)
+{
+	p->cursor = p->cursor > n ? p->cursor - n : 0;
+	p->top = p->top > n ? p->top - n : 0;
+}
+
+void
 pane_set_cursor(struct pane *p, size_t line)
 {
 	p->cursor = line;

@@ -209,6 +209,8 @@ bool tui_open(struct tui *t, const struct pane_event *ev);
 void pane_set_cursor(struct pane *p, size_t line);
 /* Keep the cursor in the lines and on screen. */
 void pane_clamp(struct pane *p);
+/* `n` lines went from the start of the pane: what is on screen stays. */
+void pane_lines_dropped(struct pane *p, size_t n);
 /* Lines of the list area (frame and header excluded). */
 int pane_rows(const struct pane *p);
 /* The selected thread of the snapshot, or NULL. */
