@@ -17,8 +17,6 @@
 #include "core/agentdir.h"
 #include "core/procfs.h"
 #include "core/pyruntime.h"
-#include "inject/inject.h"
-#include "inject/remote_exec.h"
 
 #ifndef FP_PKGLIBDIR
 #define FP_PKGLIBDIR "/usr/local/lib/flight_profiler"
@@ -29,6 +27,15 @@
 #define BOOT_SCRIPT "fpboot.py"	/* the PEP 768 bootstrap, in the agent directory */
 #define BOOT_ERR "bootstrap.err"	/* what it reports when it fails */
 #define JANSSON_SONAME "libjansson.so.4"
+
+/* The program's injectors (inject/loader.c), or NULL: connect only. */
+static const struct attach_loader *loader;
+
+void
+attach_set_loader(const struct attach_loader *l)
+{
+	loader = l;
+}
 
 char *
 attach_target_dir(pid_t pid)
@@ -413,7 +420,6 @@ mapped_owner(const char *lib)
 static int
 attach_rearm(pid_t pid, pid_t owner, const char *mapped, struct session **s, char **cause)
 {
-	struct inject_opts opts = { .timeout_ms = 10000, .loaded = true };
 	char *name = xstrdup(strrchr(mapped, '/') + 1), *cut, *odir, *lib, *dir, *why = NULL;
 	bool nobody;
 	uid_t uid;
@@ -435,7 +441,7 @@ attach_rearm(pid_t pid, pid_t owner, const char *mapped, struct session **s, cha
 		unlinkat(dfd, "agent.err", 0);
 		free(why);
 		why = NULL;
-		if ((rc = inject_load(pid, lib, "fp_agent_start", dir, &opts, &why)) != FP_OK)
+		if ((rc = loader->inject(pid, lib, "fp_agent_start", dir, true, &why)) != FP_OK)
 			fail(cause, rc, "process %d inherited the agent of process %d through "
 			    "fork(); starting it there failed: %s", (int)pid, (int)owner, why);
 		else
@@ -462,39 +468,22 @@ static int
 attach_pep768(pid_t pid, int dfd, const char *dir, const char *lib, uid_t uid, gid_t gid,
     struct session **s, bool *fallback, char **cause)
 {
-	struct remote_exec_request req;
 	char *src, *script;
 	bool boot_failed = false;
 	int rc;
 
 	*fallback = true;
-	src = remote_exec_bootstrap_source(dir, lib);
+	src = loader->pep768_source(dir, lib);
 	unlinkat(dfd, BOOT_ERR, 0);
 	rc = write_into(dfd, BOOT_SCRIPT, src, strlen(src), uid, gid, cause);
 	free(src);
 	if (rc != FP_OK)
 		return rc;
 	script = xasprintf("%s/%s", dir, BOOT_SCRIPT);
-	switch (remote_exec_send(pid, script, &req, cause)) {
-	case REMOTE_EXEC_SENT:
-		break;
-	case REMOTE_EXEC_REFUSED:
-		*fallback = false;
-		free(script);
-		return FP_EPERM;
-	case REMOTE_EXEC_UNAVAILABLE:
-	default:
-		free(script);
-		return FP_ERR;
-	}
+	rc = loader->pep768_run(pid, script, PEP768_TAKE_MS, fallback, cause);
 	free(script);
-	rc = remote_exec_wait_taken(&req, PEP768_TAKE_MS, cause);
-	if (rc == FP_EEXITED) {
-		*fallback = false;
+	if (rc != FP_OK)
 		return rc;
-	}
-	if (rc != FP_OK && remote_exec_retract(&req))
-		return rc;	/* withdrawn: nothing will run it */
 	/* Taken (perhaps just as it was withdrawn): the script runs. */
 	*fallback = false;
 	rc = wait_for_agent(pid, s, &boot_failed, cause);
@@ -507,7 +496,6 @@ int
 attach_agent(pid_t pid, enum attach_mode mode, unsigned python_hex, struct session **s,
     char **cause)
 {
-	struct inject_opts opts = { .timeout_ms = 10000 };
 	char *sock = host_path(pid, "agent.sock"), *why = NULL, *agent = NULL, *jansson = NULL;
 	char *dir = NULL, *lib = NULL, *mapped, name[32], *pep_why = NULL;
 	struct pyruntime *rt;
@@ -534,6 +522,11 @@ attach_agent(pid_t pid, enum attach_mode mode, unsigned python_hex, struct sessi
 	}
 	if (mode == ATTACH_EXISTING) {
 		rc = fail(cause, FP_ERR, "no flight_profiler agent runs in process %d", (int)pid);
+		goto out;
+	}
+	if (loader == NULL) {
+		rc = fail(cause, FP_ERR, "no flight_profiler agent runs in process %d and this "
+		    "program cannot load one", (int)pid);
 		goto out;
 	}
 	if ((mapped = mapped_agent(pid)) != NULL) {
@@ -572,7 +565,7 @@ attach_agent(pid_t pid, enum attach_mode mode, unsigned python_hex, struct sessi
 		pyruntime_close(rt);
 	}
 	/* 3.14+: a target that refuses debuggers is told so before anything else. */
-	if (remote_exec_applies(python_hex) && (pep_why = remote_exec_refusal(pid)) != NULL) {
+	if (loader->pep768_applies(python_hex) && (pep_why = loader->pep768_refusal(pid)) != NULL) {
 		rc = fail(cause, FP_EPERM, "%s", pep_why);
 		goto out;
 	}
@@ -619,7 +612,7 @@ attach_agent(pid_t pid, enum attach_mode mode, unsigned python_hex, struct sessi
 	 * 3.14+ first asks the interpreter (PEP 768); below 3.14 the request
 	 * fields do not exist and this is never tried.
 	 */
-	if (remote_exec_applies(python_hex)) {
+	if (loader->pep768_applies(python_hex)) {
 		bool fallback;
 
 		rc = attach_pep768(pid, dfd, dir, lib, uid, gid, s, &fallback, &pep_why);
@@ -632,7 +625,7 @@ attach_agent(pid_t pid, enum attach_mode mode, unsigned python_hex, struct sessi
 	}
 	free(why);
 	why = NULL;
-	if ((rc = inject_load(pid, lib, "fp_agent_start", dir, &opts, &why)) != FP_OK) {
+	if ((rc = loader->inject(pid, lib, "fp_agent_start", dir, false, &why)) != FP_OK) {
 		if (pep_why != NULL)
 			fail(cause, rc, "%s (PEP 768 was tried first: %s)", why, pep_why);
 		else

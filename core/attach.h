@@ -6,8 +6,8 @@
  * namespace (reached through /proc/<pid>/root; <pid> as this process sees
  * it): a 0700 directory owned by the target's uid holding fpagent-cp3XY.so,
  * the libjansson.so.4 it needs and, once it runs, agent.sock (0600).
- * Loading copies both libraries there and injects that path (inject/), so
- * a container without jansson or flight_profiler works.
+ * Loading copies both libraries there and has the loader (below) load that
+ * path, so a container without jansson or flight_profiler works.
  *
  * Never loads the agent twice: a running agent answers on its socket; a
  * stale socket is cleaned and the agent re-loaded only when no agent
@@ -20,6 +20,40 @@
 #include <sys/types.h>
 
 #include "core/session.h"
+
+/*
+ * How the agent gets into a process that runs none: the injectors of
+ * inject/ (inject/loader.h), handed in once by the program's main through
+ * attach_set_loader().  core/ never includes inject/, which uses core/
+ * (DESIGN.md §1); a program that sets no loader can only connect.
+ */
+struct attach_loader {
+	/*
+	 * ptrace at a safe point: load `lib` into pid and call its
+	 * `symbol`(arg); with `loaded`, the library is already mapped under
+	 * that name (a forked child's inherited agent) and only its
+	 * bootstrap is called again.  An enum fp_status with *cause.
+	 */
+	int (*inject)(pid_t pid, const char *lib, const char *symbol, const char *arg,
+	    bool loaded, char **cause);
+	/* PEP 768: whether this interpreter version has it (3.14+). */
+	bool (*pep768_applies)(unsigned python_hex);
+	/* Why pid refuses remote debugging (malloc'd, never bypassed), or NULL. */
+	char *(*pep768_refusal)(pid_t pid);
+	/* The bootstrap script's Python source: load lib, call its start(dir). */
+	char *(*pep768_source)(const char *dir, const char *lib);
+	/*
+	 * Ask pid's interpreter to run `script` and wait up to take_ms for it
+	 * to take the request: FP_OK once taken (it runs).  On failure
+	 * *fallback says whether the ptrace injector may still be tried:
+	 * never after a refusal, nor once the script may run.
+	 */
+	int (*pep768_run)(pid_t pid, const char *script, int take_ms, bool *fallback,
+	    char **cause);
+};
+
+/* The loader attach_agent(ATTACH_LOAD) uses; set once, before any attach. */
+void attach_set_loader(const struct attach_loader *loader);
 
 enum attach_mode {
 	ATTACH_EXISTING,	/* only connect to an agent already running */

@@ -24,6 +24,7 @@
 #include "core/runner.h"
 #include "core/termsafe.h"
 #include "core/util.h"
+#include "inject/loader.h"
 #include "tui/linemode.h"
 #include "tui/termguard.h"
 #include "tui/tui.h"
@@ -191,6 +192,8 @@ main(int argc, char **argv)
 	long v;
 	int rc;
 
+	/* The one place the layers meet: core/ loads the agent with inject/. */
+	attach_set_loader(&inject_loader);
 	if ((rc = parse_options(argc, argv, &o)) != FP_OK)
 		return rc < 0 ? FP_OK : rc;
 	if (optind < argc) {
