@@ -4,33 +4,29 @@
  * `stack` (Python thread names, frame locals, asyncio tasks).  Like
  * core/render, output goes to a sbuf and never depends on the terminal.
  *
- * Value trees are described in doc/protocol.md ("Values").
+ * They render the models of core/model.h, never the protocol's JSON.
  */
 #ifndef FP_RENDER_AGENT_H
 #define FP_RENDER_AGENT_H
 
-#include <jansson.h>
-
+#include "core/model.h"
 #include "core/pyruntime.h"
 #include "core/pystack.h"
 #include "core/source.h"
 #include "core/util.h"
 
 /* One value tree, continuation lines indented by `indent` spaces. */
-void render_value(struct sbuf *out, json_t *node, int indent);
+void render_value(struct sbuf *out, const struct value_tree *node, int indent);
 
-/*
- * The EXPR / TYPE / VALUE block of a getglobal or vmtool getInstances
- * answer (its end data).
- */
-void render_value_block(struct sbuf *out, json_t *data);
+/* The EXPR / TYPE / VALUE block of a getglobal or vmtool getInstances answer. */
+void render_value_block(struct sbuf *out, const struct value_block *b);
 
 /*
  * Give the snapshot's threads their Python names (threading.Thread.name)
  * from the agent's `threads` answer; the OS names stay where Python has
  * none.
  */
-void render_apply_thread_names(struct py_snapshot *snap, json_t *threads);
+void render_apply_thread_names(struct py_snapshot *snap, const struct agent_threads *m);
 
 /*
  * The `stack` dump with each Python frame's locals under it (from the
@@ -39,9 +35,10 @@ void render_apply_thread_names(struct py_snapshot *snap, json_t *threads);
  */
 void render_stack_locals(struct sbuf *out, const struct py_snapshot *snap,
     const struct pyruntime *rt, const char *cmdline, struct source_cache *sc,
-    json_t *threads);
+    const struct agent_threads *m);
 
 /* The asyncio section of `stack -a`. */
-void render_asyncio(struct sbuf *out, const struct py_snapshot *snap, json_t *threads);
+void render_asyncio(struct sbuf *out, const struct py_snapshot *snap,
+    const struct agent_threads *m);
 
 #endif

@@ -337,6 +337,16 @@ call(struct runner *r, const char *cmd, json_t *args, int timeout_ms, struct pro
 
 /* ---- getglobal, vmtool, module --------------------------------------------- */
 
+/* The EXPR / TYPE / VALUE block of an answer, through its model. */
+static void
+value_answer(struct sbuf *out, const struct proto_msg *end)
+{
+	struct value_block *b = value_block_parse(end->data);
+
+	render_value_block(out, b);
+	value_block_free(b);
+}
+
 static int
 run_getglobal(struct runner *r, const struct cmd_request *req, struct sbuf *out, char **cause)
 {
@@ -362,7 +372,7 @@ run_getglobal(struct runner *r, const struct cmd_request *req, struct sbuf *out,
 	if ((rc = call(r, "getglobal", args, VALUE_TIMEOUT_MS, &end, cause)) != FP_OK)
 		return rc;
 	if (end.ok)
-		render_value_block(out, end.data);
+		value_answer(out, &end);
 	else
 		rc = end_failure(&end, "getglobal", cause);
 	proto_msg_clear(&end);
@@ -449,7 +459,7 @@ run_vmtool(struct runner *r, const struct cmd_request *req, struct sbuf *out, ch
 	if ((rc = call(r, "vmtool", args, INSTANCES_TIMEOUT_MS, &end, cause)) != FP_OK)
 		return rc;
 	if (end.ok)
-		render_value_block(out, end.data);
+		value_answer(out, &end);
 	else
 		rc = end_failure(&end, "vmtool", cause);
 	proto_msg_clear(&end);
@@ -521,11 +531,11 @@ run_streaming(struct runner *r, const char *cmd, json_t *args, long timeout_s,
 		if (r->io.poll != NULL && r->io.poll(r->io.ctx))
 			got_sigint = 1;
 		if (msg.root != NULL) {
-			const char *text = json_string_value(json_object_get(msg.data, "out"));
+			struct output_chunk chunk;
 
-			if (text != NULL)
-				r->io.write(r->io.ctx, text,
-				    json_string_length(json_object_get(msg.data, "out")));
+			if (output_chunk_from_msg(&msg, &chunk))
+				r->io.write(r->io.ctx, chunk.text, chunk.len);
+			output_chunk_clear(&chunk);
 			proto_msg_clear(&msg);
 			if (!got_sigint)
 				continue;
@@ -564,14 +574,16 @@ run_streaming(struct runner *r, const char *cmd, json_t *args, long timeout_s,
 static int
 statement_failed(struct runner *r, const struct proto_msg *end, const char *cmd, char **cause)
 {
-	const char *tb = json_string_value(json_object_get(end->data, "traceback"));
+	struct statement_end e;
 
 	if (strcmp(end->kind, "cancelled") == 0) {
 		io_write(r, "KeyboardInterrupt\n");
 		return fail(cause, FP_ERR, "%s: interrupted", cmd);
 	}
-	if (tb != NULL && *tb != '\0')
-		io_write(r, tb);
+	statement_end_from_msg(end, &e);
+	if (e.traceback != NULL && *e.traceback != '\0')
+		io_write(r, e.traceback);
+	statement_end_clear(&e);
 	return end_failure(end, cmd, cause);
 }
 
@@ -713,9 +725,10 @@ run_console(struct runner *r, const struct cmd_request *req, struct sbuf *out, c
 	struct sbuf buf = { 0 };
 	struct sigaction old;
 	struct proto_msg end;
+	struct statement_end done;
 	struct session *s;
 	unsigned failures = 0;
-	bool interrupted, eof = false;
+	bool interrupted, incomplete, eof = false;
 	char *line, *why = NULL, *code, *pushback = NULL;
 	json_t *args;
 	int rc;
@@ -795,11 +808,14 @@ run_console(struct runner *r, const struct cmd_request *req, struct sbuf *out, c
 			free(pushback);
 			return rc;
 		}
-		if (end.ok && json_is_true(json_object_get(end.data, "incomplete")) && !eof) {
+		statement_end_from_msg(&end, &done);
+		incomplete = end.ok && done.incomplete;
+		statement_end_clear(&done);
+		if (incomplete && !eof) {
 			proto_msg_clear(&end);
 			continue;	/* more lines to come */
 		}
-		if (end.ok && json_is_true(json_object_get(end.data, "incomplete"))) {
+		if (incomplete) {
 			io_write(r, "console: the input ended inside a statement\n");
 			failures++;
 		} else if (!end.ok) {
@@ -833,8 +849,8 @@ run_console(struct runner *r, const struct cmd_request *req, struct sbuf *out, c
  * only briefly: a plain `stack` must stay an outside read.
  */
 static int
-agent_threads(struct runner *r, pid_t pid, bool locals, bool asyncio, json_t **threads,
-    char **cause)
+agent_threads(struct runner *r, pid_t pid, bool locals, bool asyncio,
+    struct agent_threads **threads, char **cause)
 {
 	struct session *s = NULL, *own = NULL;
 	struct proto_msg end;
@@ -851,11 +867,11 @@ agent_threads(struct runner *r, pid_t pid, bool locals, bool asyncio, json_t **t
 	}
 	if (rc != FP_OK)
 		return rc;
-	args = json_pack("{s:b, s:b, s:i}", "locals", locals, "asyncio", asyncio, "limit", 200);
+	args = agent_threads_args(locals, asyncio, 200);
 	rc = session_call(s, "threads", args, deep ? VALUE_TIMEOUT_MS : NAMES_TIMEOUT_MS, NULL,
 	    NULL, &end, cause);
 	if (rc == FP_OK && end.ok) {
-		*threads = json_incref(end.data);
+		*threads = agent_threads_from_end(&end);
 	} else if (rc == FP_OK) {
 		rc = end_failure(&end, "stack", cause);
 	}
@@ -901,7 +917,7 @@ run_stack(struct runner *r, const struct cmd_request *req, struct sbuf *out, cha
 	const char *file = command_opt(req, "--filepath");
 	bool locals = command_opt(req, "--locals") != NULL;
 	bool asyncio = command_opt(req, "--asyncio") != NULL;
-	json_t *threads = NULL;
+	struct agent_threads *threads = NULL;
 	char *cmdline, *why = NULL;
 	pid_t pid = r->pid;
 	int rc, arc = FP_OK;
@@ -954,7 +970,7 @@ run_stack(struct runner *r, const struct cmd_request *req, struct sbuf *out, cha
 			    locals && asyncio ? " and " : "", asyncio ? "asyncio tasks" : "",
 			    why ? why : "no agent");
 	}
-	json_decref(threads);
+	agent_threads_free(threads);
 	free(why);
 	sbuf_free(&text);
 	py_reader_close(own);

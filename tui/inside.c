@@ -43,7 +43,7 @@ struct inside {
 	uint64_t id;
 	uint64_t sent_ns;
 	uint64_t names_due_ns;
-	json_t *names;		/* the last `threads` answer: its "names" */
+	struct agent_threads *names;	/* the last `threads` answer with names */
 	struct frame_ref frame;
 	enum { LOCALS_NONE, LOCALS_ASKING, LOCALS_SHOWN, LOCALS_FAILED } locals;
 	bool load_ok;		/* the user said yes to loading it into this process */
@@ -68,7 +68,7 @@ inside_free(struct inside *in)
 {
 	if (in == NULL)
 		return;
-	json_decref(in->names);
+	agent_threads_free(in->names);
 	frame_clear(&in->frame);
 	free(in);
 }
@@ -308,13 +308,15 @@ answered(struct tui *t, struct proto_msg *end)
 {
 	struct inside *in = t->inside;
 	enum job job = in->job;
+	struct agent_threads *m = agent_threads_from_end(end);
 	json_t *a;
 
 	in->job = JOB_NONE;
 	/* Both answers carry the names (locals' too). */
-	if (end->ok && json_is_array(json_object_get(end->data, "names"))) {
-		json_decref(in->names);
-		in->names = json_pack("{s:O}", "names", json_object_get(end->data, "names"));
+	if (m->has_names) {
+		agent_threads_free(in->names);
+		in->names = m;
+		m = NULL;
 		if (t->snap != NULL) {
 			render_apply_thread_names(t->snap, in->names);
 			pane_threads_ops.event(tui_pane(t, &pane_threads_ops),
@@ -322,8 +324,10 @@ answered(struct tui *t, struct proto_msg *end)
 		}
 	}
 	t->dirty = true;
-	if (job == JOB_NAMES)
+	if (job == JOB_NAMES) {
+		agent_threads_free(m);
 		return;
+	}
 	if (!end->ok) {
 		char *why = xasprintf("the agent could not read them: %s", end->error);
 
@@ -341,6 +345,7 @@ answered(struct tui *t, struct proto_msg *end)
 	}
 	show_locals_pane(t);
 	t->dirty = true;
+	agent_threads_free(m);
 }
 
 int

@@ -1,0 +1,193 @@
+/*
+ * model — what the agent answers, as C structs: the value trees of
+ * getglobal/vmtool, the `threads` answer (names, frame locals, asyncio
+ * tasks) and what a statement (execute, console) writes and how it ends.
+ * They are parsed from the protocol's JSON here and nowhere else
+ * (doc/protocol.md); the plain-text renderers (core/render_agent) and the
+ * TUI's panes read the models, never json_t.
+ *
+ * Parsing never fails on a bad field: the agent is trusted to be ours but
+ * not to be bug-free, so a missing or mistyped field becomes its empty
+ * value ("" for text, 0 for numbers, no children), and a node that is not
+ * a node becomes the leaf "?".  Text is kept as the target wrote it:
+ * escaping belongs to the sinks (core/termsafe, the TUI's draw).
+ *
+ * Every *_parse returns a new model the caller frees with its *_free.
+ */
+#ifndef FP_MODEL_H
+#define FP_MODEL_H
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/protocol.h"
+#include "core/session.h"
+
+/* For the parsers (core/model_*.c): a field's text, "" or NULL when absent. */
+char *model_text(json_t *o, const char *key);
+char *model_text_or_null(json_t *o, const char *key);
+
+/* ---- value trees (doc/protocol.md "Values") -------------------------------- */
+
+enum value_kind {
+	VALUE_LEAF,		/* a repr */
+	VALUE_SEQ,		/* list, tuple, set...: items */
+	VALUE_MAP,		/* dict: items with a key */
+	VALUE_OBJECT,		/* an instance: attributes by name */
+};
+
+struct value_item {
+	char *name;			/* VALUE_OBJECT: the attribute; else NULL */
+	struct value_tree *key;		/* VALUE_MAP: the key; else NULL */
+	struct value_tree *value;
+};
+
+struct value_tree {
+	enum value_kind kind;
+	char *repr;		/* VALUE_LEAF: may span lines */
+	bool repr_failed;	/* VALUE_LEAF: repr() raised (repr says how) */
+	bool recursive;		/* VALUE_LEAF: already on the path */
+	char *type_name;	/* containers and objects: the type */
+	char *addr;		/* VALUE_OBJECT: its address, "0x..." */
+	char *open, *close;	/* VALUE_SEQ, VALUE_MAP: the brackets */
+	long long n;		/* length in the target (-1: not said) */
+	long long more;		/* items or attributes not sent */
+	struct value_item *items;
+	size_t nitems;
+};
+
+/* A getglobal or vmtool getInstances answer. */
+struct value_block {
+	char *expr;		/* the text shown as EXPR */
+	char *type_name;
+	bool has_count;		/* vmtool: count and shown are set */
+	long long count, shown;
+	struct value_tree *value;
+	bool truncated;		/* the agent's size budget ran out */
+};
+
+struct value_tree *value_tree_parse(json_t *node);
+void value_tree_free(struct value_tree *v);
+struct value_block *value_block_parse(json_t *data);
+void value_block_free(struct value_block *b);
+
+/* ---- the `threads` answer ----------------------------------------------------- */
+
+struct thread_name {
+	uint64_t ident;		/* threading.get_ident() */
+	char *name;
+	bool daemon;
+	long long native_id;	/* 0: not said */
+};
+
+struct local_var {
+	char *name;
+	char *repr;		/* bounded by the agent; may span lines */
+};
+
+/* The locals of one frame, or why there are none. */
+struct frame_locals {
+	char *note;		/* set: no locals, and why */
+	struct local_var *vars;
+	size_t nvars;
+	long long more;		/* locals not sent */
+};
+
+struct agent_frame {
+	char *file, *func;
+	int line;
+	struct frame_locals locals;
+};
+
+struct agent_stack {
+	uint64_t ident;
+	struct agent_frame *frames;	/* innermost first */
+	size_t nframes;
+};
+
+struct async_task {
+	char *name, *coro, *state;
+	char *awaiting;		/* NULL: awaits nothing said */
+	bool current;		/* running now */
+	struct agent_frame *frames;	/* innermost first; no locals */
+	size_t nframes;
+};
+
+struct async_loop {
+	uint64_t ident;		/* the thread running it */
+	char *error;		/* NULL, or why its tasks could not be read */
+	struct async_task *tasks;
+	size_t ntasks;
+};
+
+struct agent_threads {
+	struct thread_name *names;
+	size_t nnames;
+	bool has_names;		/* the answer carried names (perhaps none) */
+	struct agent_stack *stacks;
+	size_t nstacks;
+	char *asyncio_note;	/* NULL, or why there are no loops */
+	struct async_loop *loops;
+	size_t nloops;
+};
+
+struct agent_threads *agent_threads_parse(json_t *data);
+/* The model of a `threads` request's end (ok or not: then it is empty). */
+struct agent_threads *agent_threads_from_end(const struct proto_msg *end);
+void agent_threads_free(struct agent_threads *m);
+
+/*
+ * The request's args: names always, locals and asyncio tasks when asked,
+ * at most `limit` frames per stack.  agent_threads_send() sends it.
+ */
+json_t *agent_threads_args(bool locals, bool asyncio, long long limit);
+int agent_threads_send(struct session *s, bool locals, bool asyncio, long long limit,
+    uint64_t *id, char **cause);
+
+/* The stack of thread `ident` in the answer, or NULL: the agent did not see it. */
+const struct agent_stack *agent_threads_stack(const struct agent_threads *m, uint64_t ident);
+
+/*
+ * The agent's frame that is frame `index` (0 = innermost) of a stack of
+ * `nframes` read from outside, when it is still the same function in the
+ * same file, or NULL.  Stacks are aligned from the outer end: the thread
+ * may have called further since, its outer frames stay.
+ */
+const struct agent_frame *agent_threads_frame(const struct agent_threads *m, uint64_t ident,
+    size_t nframes, size_t index, const char *file, const char *func);
+
+/* ---- statements: execute, console ------------------------------------------ */
+
+/* What a statement wrote to sys.stdout/sys.stderr: one event's "out". */
+struct output_chunk {
+	char *text;		/* may hold NULs; NUL-terminated after len */
+	size_t len;
+};
+
+/* An event's chunk; false (and *c empty) when it carries no "out". */
+bool output_chunk_parse(json_t *data, struct output_chunk *c);
+bool output_chunk_from_msg(const struct proto_msg *ev, struct output_chunk *c);
+void output_chunk_clear(struct output_chunk *c);
+
+/* How a statement ended, from its end's data. */
+struct statement_end {
+	bool incomplete;	/* console: send more lines */
+	char *exc;		/* failed: the exception's type, or NULL */
+	char *message;		/* failed: "Type: text", or NULL */
+	char *traceback;	/* failed: the traceback, or NULL */
+};
+
+void statement_end_parse(json_t *data, struct statement_end *e);
+void statement_end_from_msg(const struct proto_msg *end, struct statement_end *e);
+void statement_end_clear(struct statement_end *e);
+
+/*
+ * Send `code` to run as `cmd` ("execute": a fresh namespace; "console":
+ * the connection's), its frames named `filename`.  An enum fp_status.
+ */
+int statement_send(struct session *s, const char *cmd, const char *code,
+    const char *filename, uint64_t *id, char **cause);
+
+#endif
