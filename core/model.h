@@ -184,6 +184,13 @@ void statement_end_from_msg(const struct proto_msg *end, struct statement_end *e
 void statement_end_clear(struct statement_end *e);
 
 /*
+ * `s` as a Python str literal (JSON's string syntax is a subset of
+ * Python's), to put a word into code sent to the target; NULL when s is
+ * not valid UTF-8.  Malloc'd.
+ */
+char *statement_str_literal(const char *s);
+
+/*
  * Send `code` to run as `cmd` ("execute": a fresh namespace; "console":
  * the connection's), its frames named `filename`.  An enum fp_status.
  */

@@ -61,6 +61,16 @@ statement_end_clear(struct statement_end *e)
 	memset(e, 0, sizeof *e);
 }
 
+char *
+statement_str_literal(const char *s)
+{
+	json_t *j = json_string(s);
+	char *lit = j ? json_dumps(j, JSON_ENCODE_ANY) : NULL;
+
+	json_decref(j);
+	return lit;
+}
+
 int
 statement_send(struct session *s, const char *cmd, const char *code, const char *filename,
     uint64_t *id, char **cause)

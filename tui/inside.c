@@ -12,8 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <jansson.h>
-
+#include "core/model.h"
 #include "core/render.h"
 #include "core/render_agent.h"
 #include "core/session.h"
@@ -121,19 +120,18 @@ inside_quiesce(struct tui *t)
 	in->job = JOB_NONE;
 }
 
+/* A `threads` request: names, and the locals of `limit` frames per stack when asked. */
 static bool
-send_job(struct tui *t, enum job job, json_t *args)
+send_job(struct tui *t, enum job job, bool locals, long long limit)
 {
 	struct inside *in = t->inside;
 	struct session *s = sess(t);
 	char *cause = NULL;
 
-	if (s == NULL) {
-		json_decref(args);
+	if (s == NULL)
 		return false;
-	}
 	inside_quiesce(t);
-	if (session_send(s, "threads", args, &in->id, &cause) != FP_OK) {
+	if (agent_threads_send(s, locals, false, limit, &in->id, &cause) != FP_OK) {
 		lost(t, cause);
 		free(cause);
 		return false;
@@ -149,7 +147,7 @@ ask_names(struct tui *t)
 	struct inside *in = t->inside;
 
 	in->names_due_ns = now_ns() + (uint64_t)INSIDE_NAMES_EVERY_MS * 1000000;
-	send_job(t, JOB_NAMES, json_pack("{s:b, s:b, s:i}", "locals", 0, "asyncio", 0, "limit", 1));
+	send_job(t, JOB_NAMES, false, 1);
 }
 
 static void
@@ -165,8 +163,7 @@ ask_locals(struct tui *t)
 	inside_quiesce(t);	/* before saying we ask: it may drop an earlier ask */
 	in->locals = LOCALS_ASKING;
 	pane_locals_set(tui_pane(t, &pane_locals_ops), in->frame.function, NULL, "asking the agent...");
-	if (!send_job(t, JOB_LOCALS, json_pack("{s:b, s:b, s:I}", "locals", 1, "asyncio", 0,
-	    "limit", (json_int_t)limit))) {
+	if (!send_job(t, JOB_LOCALS, true, (long long)limit)) {
 		in->locals = LOCALS_FAILED;
 		pane_locals_set(tui_pane(t, &pane_locals_ops), in->frame.function, NULL,
 		    "the agent is not attached (L attaches it)");
@@ -269,54 +266,19 @@ inside_attach(struct tui *t, bool load, bool quiet)
 	return true;
 }
 
-static bool
-same_str(json_t *j, const char *s)
-{
-	return json_is_string(j) && strcmp(json_string_value(j), s) == 0;
-}
-
-/* The agent's frame that is the outside snapshot's frame, or NULL. */
-static json_t *
-match_frame(const struct frame_ref *f, json_t *data)
-{
-	json_t *st, *stack = NULL, *frames, *a;
-	size_t i, m, depth;
-
-	json_array_foreach(json_object_get(data, "stacks"), i, st)
-		if ((uint64_t)json_integer_value(json_object_get(st, "ident")) == f->thread_id)
-			stack = st;
-	if (stack == NULL)
-		return NULL;
-	frames = json_object_get(stack, "frames");
-	m = json_array_size(frames);
-	/*
-	 * Align from the outer end, as render_stack_locals does: the thread
-	 * may have called further since the snapshot, its outer frames stay.
-	 */
-	depth = f->nframes - 1 - f->index;
-	if (depth >= m)
-		return NULL;
-	a = json_array_get(frames, m - 1 - depth);
-	if (!same_str(json_object_get(a, "file"), f->file) ||
-	    !same_str(json_object_get(a, "func"), f->function))
-		return NULL;
-	return a;
-}
-
 static void
 answered(struct tui *t, struct proto_msg *end)
 {
 	struct inside *in = t->inside;
 	enum job job = in->job;
 	struct agent_threads *m = agent_threads_from_end(end);
-	json_t *a;
+	const struct agent_frame *a;
 
 	in->job = JOB_NONE;
 	/* Both answers carry the names (locals' too). */
 	if (m->has_names) {
 		agent_threads_free(in->names);
-		in->names = m;
-		m = NULL;
+		in->names = m;	/* kept whole: m stays valid below */
 		if (t->snap != NULL) {
 			render_apply_thread_names(t->snap, in->names);
 			pane_threads_ops.event(tui_pane(t, &pane_threads_ops),
@@ -325,7 +287,8 @@ answered(struct tui *t, struct proto_msg *end)
 	}
 	t->dirty = true;
 	if (job == JOB_NAMES) {
-		agent_threads_free(m);
+		if (m != in->names)
+			agent_threads_free(m);
 		return;
 	}
 	if (!end->ok) {
@@ -334,18 +297,20 @@ answered(struct tui *t, struct proto_msg *end)
 		in->locals = LOCALS_FAILED;
 		pane_locals_set(tui_pane(t, &pane_locals_ops), in->frame.function, NULL, why);
 		free(why);
-	} else if ((a = match_frame(&in->frame, end->data)) == NULL) {
+	} else if ((a = agent_threads_frame(m, in->frame.thread_id, in->frame.nframes,
+	    in->frame.index, in->frame.file, in->frame.function)) == NULL) {
 		in->locals = LOCALS_FAILED;
 		pane_locals_set(tui_pane(t, &pane_locals_ops), in->frame.function, NULL,
 		    "the thread has left this frame since the snapshot (Enter on the stack shows the "
 		    "current one)");
 	} else {
 		in->locals = LOCALS_SHOWN;
-		pane_locals_set(tui_pane(t, &pane_locals_ops), in->frame.function, a, NULL);
+		pane_locals_set(tui_pane(t, &pane_locals_ops), in->frame.function, &a->locals, NULL);
 	}
 	show_locals_pane(t);
 	t->dirty = true;
-	agent_threads_free(m);
+	if (m != in->names)
+		agent_threads_free(m);
 }
 
 int
@@ -540,7 +505,6 @@ inside_names(void *ctx, enum cmdline_names kind, const char *module, const char 
 	char **names = NULL, *arg[3], *line, *save = NULL;
 	const char *v[3] = { module ? module : "", cls ? cls : "", prefix };
 	size_t nnames = 0, anames = 0, i;
-	json_t *args;
 	int rc;
 
 	*n = 0;
@@ -548,27 +512,23 @@ inside_names(void *ctx, enum cmdline_names kind, const char *module, const char 
 	if (s == NULL || t->busy)
 		return NULL;
 	inside_quiesce(t);
-	for (i = 0; i < 3; i++) {
-		json_t *j = json_string(v[i]);
-
-		arg[i] = j ? json_dumps(j, JSON_ENCODE_ANY) : NULL;
-		json_decref(j);
-	}
+	for (i = 0; i < 3; i++)
+		arg[i] = statement_str_literal(v[i]);
 	if (arg[0] == NULL || arg[1] == NULL || arg[2] == NULL) {
 		for (i = 0; i < 3; i++)
 			free(arg[i]);
 		*cause = xstrdup("completion: the words are not valid UTF-8");
 		return NULL;
 	}
-	/* JSON strings are Python string literals too */
 	sbuf_addf(&code, "%sprint('\\n'.join(_fp_names(%d, %s, %s, %s, %d)))\n", complete_py, (int)kind,
 	    arg[0], arg[1], arg[2], COMPLETE_MAX);
 	for (i = 0; i < 3; i++)
 		free(arg[i]);
-	args = json_pack("{s:s, s:s}", "code", code.s, "filename", "<flight_profiler completion>");
+	rc = statement_send(s, "execute", code.s, "<flight_profiler completion>", &id, cause);
 	sbuf_free(&code);
-	if ((rc = session_send(s, "execute", args, &id, cause)) != FP_OK) {
-		lost(t, *cause);
+	if (rc != FP_OK) {
+		if (rc != FP_EUSAGE)
+			lost(t, *cause);
 		return NULL;
 	}
 	for (;;) {
@@ -588,17 +548,21 @@ inside_names(void *ctx, enum cmdline_names kind, const char *module, const char 
 		if (msg.root == NULL)
 			continue;
 		if (msg.type == PROTO_EVENT) {
-			const char *text = json_string_value(json_object_get(msg.data, "out"));
+			struct output_chunk chunk;
 
-			if (text != NULL)
-				sbuf_add(&out, text);
+			if (output_chunk_from_msg(&msg, &chunk))
+				sbuf_add(&out, chunk.text);
+			output_chunk_clear(&chunk);
 			proto_msg_clear(&msg);
 			continue;
 		}
 		if (!msg.ok) {
-			const char *m = json_string_value(json_object_get(msg.data, "message"));
+			struct statement_end e;
 
-			*cause = xasprintf("completion: %s", m ? m : msg.error ? msg.error : "failed");
+			statement_end_from_msg(&msg, &e);
+			*cause = xasprintf("completion: %s", e.message ? e.message :
+			    msg.error ? msg.error : "failed");
+			statement_end_clear(&e);
 		} else {
 			for (line = strtok_r(out.s ? out.s : "", "\n", &save); line != NULL;
 			    line = strtok_r(NULL, "\n", &save))

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/model.h"
 #include "tui/tui.h"
 
 struct lline {
@@ -67,36 +68,25 @@ locals_close(struct pane *p)
 }
 
 void
-pane_locals_set(struct pane *p, const char *function, json_t *frame, const char *note)
+pane_locals_set(struct pane *p, const char *function, const struct frame_locals *locals,
+    const char *note)
 {
 	struct locals *l = p->data;
-	json_t *v;
 	size_t i;
 
 	clear(l);
 	l->function = function ? xstrdup(function) : NULL;
 	p->cursor = p->top = 0;
 	p->tui->dirty = true;
-	if (frame == NULL) {
-		add(l, NULL, note ? note : "", strlen(note ? note : ""));
-		return;
-	}
-	if (json_is_string(json_object_get(frame, "locals_note"))) {
-		note = json_string_value(json_object_get(frame, "locals_note"));
+	if (locals == NULL || locals->note != NULL) {
+		note = locals ? locals->note : note ? note : "";
 		add(l, NULL, note, strlen(note));
 		return;
 	}
-	json_array_foreach(json_object_get(frame, "locals"), i, v) {
-		const char *name = json_string_value(json_array_get(v, 0));
-		const char *repr = json_string_value(json_array_get(v, 1));
-		const char *nl;
-		int w;
+	for (i = 0; i < locals->nvars; i++) {
+		const char *name = locals->vars[i].name, *repr = locals->vars[i].repr, *nl;
+		int w = text_width(name, strlen(name));
 
-		if (name == NULL)
-			continue;
-		if (repr == NULL)
-			repr = "?";
-		w = text_width(name, strlen(name));
 		if (w > l->namew)
 			l->namew = w;
 		/* a repr may span lines: continuation lines line up under it */
@@ -108,9 +98,8 @@ pane_locals_set(struct pane *p, const char *function, json_t *frame, const char 
 			add(l, "", repr, nl ? (size_t)(nl - repr) : strlen(repr));
 		}
 	}
-	if (json_integer_value(json_object_get(frame, "locals_more")) > 0) {
-		char *more = xasprintf("... %lld more locals",
-		    (long long)json_integer_value(json_object_get(frame, "locals_more")));
+	if (locals->more > 0) {
+		char *more = xasprintf("... %lld more locals", locals->more);
 
 		add(l, NULL, more, strlen(more));
 		free(more);

@@ -25,8 +25,6 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include <jansson.h>
-
 #include "core/pystack.h"
 #include "core/source.h"
 #include "tui/cmdline.h"
@@ -227,7 +225,9 @@ void tui_pump(struct tui *t, bool busy);
  * `locals` as [name, repr] pairs, `locals_note`, `locals_more`), or, with
  * frame NULL, one line saying why there are none.
  */
-void pane_locals_set(struct pane *p, const char *function, json_t *frame, const char *note);
+struct frame_locals;
+void pane_locals_set(struct pane *p, const char *function, const struct frame_locals *locals,
+    const char *note);
 /* pane_console.c: append what the code printed; a line of its own for echoes */
 void pane_console_write(struct pane *p, const char *text, size_t len);
 void pane_console_echo(struct pane *p, const char *prompt, const char *line);
