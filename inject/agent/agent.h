@@ -73,8 +73,19 @@ void agent_py_run(struct agent_job *job);
 void agent_py_drop_conn(uint64_t conn);
 /* Raise KeyboardInterrupt in the worker running (conn, id): best effort. */
 void agent_py_interrupt(uint64_t conn, uint64_t id);
-/* The commands this agent serves (a new JSON array). */
-json_t *agent_py_capabilities(void);
+/*
+ * The agent's command table: one entry per command a client may send,
+ * driving both the hello's capabilities and dispatch.
+ */
+struct agent_command {
+	const char *name;
+	json_t *(*run)(struct agent_job *job);	/* under the GIL: the end to send */
+	bool statement;		/* runs the client's code, which may never return */
+};
+/* The entry that runs `name`, or NULL when no worker runs it. */
+const struct agent_command *agent_command_find(const char *name);
+/* Every entry's name, for the hello (a new JSON array). */
+json_t *agent_capabilities(void);
 
 /* ---- forkhooks.c ---- */
 

@@ -109,12 +109,6 @@ job_unlink(struct agent_job *job)
 	}
 }
 
-/* Statements run the client's code, which may never return. */
-static bool
-is_statement(const char *cmd)
-{
-	return strcmp(cmd, "execute") == 0 || strcmp(cmd, "console") == 0;
-}
 
 void
 agent_job_mark_running(struct agent_job *job, unsigned long ident)
@@ -411,11 +405,22 @@ refusal(uint64_t conn, char *text, size_t len)
 void
 jobs_submit(uint64_t conn, uint64_t id, const char *cmd, json_t *args)
 {
+	const struct agent_command *entry = agent_command_find(cmd);
 	struct agent_job *job, **pp;
-	bool stmt = id != 0 && is_statement(cmd);
+	bool stmt = id != 0 && entry != NULL && entry->statement;
 	const char *why;
 	char text[200];
 
+	/* Not worth a worker and the GIL: the answer is known now. */
+	if (id != 0 && entry == NULL) {
+		/* Quoted whole or not at all: a cut could split a UTF-8 character. */
+		if (strlen(cmd) <= 80)
+			snprintf(text, sizeof text, "this agent has no command '%s'", cmd);
+		else
+			snprintf(text, sizeof text, "this agent has no command of that name");
+		agent_send(conn, proto_new_end_error(id, "usage", text));
+		return;
+	}
 	pthread_mutex_lock(&J.lock);
 	if (id != 0) {
 		for (job = J.jobs; job != NULL; job = job->next) {

@@ -52,20 +52,6 @@ agent_py_version(void)
 	return version;
 }
 
-json_t *
-agent_py_capabilities(void)
-{
-	static const char *const caps[] = {
-		"getglobal", "vmtool", "module", "execute", "console", "threads", "cancel",
-	};
-	json_t *a = json_array();
-	size_t i;
-
-	for (i = 0; i < sizeof caps / sizeof caps[0]; i++)
-		json_array_append_new(a, json_string(caps[i]));
-	return a;
-}
-
 /* ---- small helpers ---------------------------------------------------------- */
 
 static json_t *
@@ -688,8 +674,58 @@ do_threads(struct agent_job *job)
 }
 
 static json_t *
+do_execute(struct agent_job *job)
+{
+	return do_run(job, false);
+}
+
+static json_t *
+do_console(struct agent_job *job)
+{
+	return do_run(job, true);
+}
+
+/*
+ * Every command a client may send: the hello's capabilities are its names,
+ * and a request is run by its entry.  An entry without a handler is a
+ * capability the server answers itself (cancel).
+ */
+static const struct agent_command commands[] = {
+	{ "getglobal", do_getglobal, false },
+	{ "vmtool", do_vmtool, false },
+	{ "module", do_module, false },
+	{ "execute", do_execute, true },
+	{ "console", do_console, true },
+	{ "threads", do_threads, false },
+	{ "cancel", NULL, false },
+};
+
+const struct agent_command *
+agent_command_find(const char *name)
+{
+	size_t i;
+
+	for (i = 0; name != NULL && i < sizeof commands / sizeof commands[0]; i++)
+		if (commands[i].run != NULL && strcmp(commands[i].name, name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+json_t *
+agent_capabilities(void)
+{
+	json_t *a = json_array();
+	size_t i;
+
+	for (i = 0; i < sizeof commands / sizeof commands[0]; i++)
+		json_array_append_new(a, json_string(commands[i].name));
+	return a;
+}
+
+static json_t *
 dispatch(struct agent_job *job)
 {
+	const struct agent_command *cmd = agent_command_find(job->cmd);
 	char *why = NULL;
 	json_t *end;
 
@@ -699,19 +735,9 @@ dispatch(struct agent_job *job)
 		free(why);
 		return end;
 	}
-	if (strcmp(job->cmd, "getglobal") == 0)
-		return do_getglobal(job);
-	if (strcmp(job->cmd, "vmtool") == 0)
-		return do_vmtool(job);
-	if (strcmp(job->cmd, "module") == 0)
-		return do_module(job);
-	if (strcmp(job->cmd, "execute") == 0)
-		return do_run(job, false);
-	if (strcmp(job->cmd, "console") == 0)
-		return do_run(job, true);
-	if (strcmp(job->cmd, "threads") == 0)
-		return do_threads(job);
-	return end_errorf(job->id, "usage", "this agent has no command '%s'", job->cmd);
+	if (cmd == NULL)	/* jobs_submit refuses these: kept for safety */
+		return end_errorf(job->id, "usage", "this agent has no command '%s'", job->cmd);
+	return cmd->run(job);
 }
 
 void

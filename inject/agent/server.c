@@ -297,7 +297,7 @@ hello_reply(void)
 	json_object_set_new(m, "pid", json_integer(getpid()));
 	json_object_set_new(m, "host_pid", json_integer(A.host_pid));
 	json_object_set_new(m, "workers", json_integer(AGENT_MAX_WORKERS));
-	json_object_set_new(m, "caps", agent_py_capabilities());
+	json_object_set_new(m, "caps", agent_capabilities());
 	return m;
 }
 

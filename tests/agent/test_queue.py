@@ -181,3 +181,37 @@ def test_busy_when_every_worker_runs_a_statement(python, agent_target, profiler,
     finally:
         s.close()
         q.close()
+
+
+def test_caps_are_the_commands_it_runs(python, agent_target, profiler, tmp_path):
+    """One table in the agent: the hello's caps are exactly what it runs
+    (cancel is answered by the server, not run as a request), and a name
+    not in it is refused at once, before any worker: with every worker
+    taken by a statement, the answer is "no such command", not "busy"."""
+    t = agent_target(python)
+    r = profiler.cmd(t.pid, "getglobal __main__ Config name")
+    assert r.code == EXIT_OK, r.describe()
+    gate = str(tmp_path / "gate")
+    s = RawClient(t.pid)
+    try:
+        caps = s.hello()["caps"]
+        assert caps == ["getglobal", "vmtool", "module", "execute", "console", "threads",
+                        "cancel"], caps
+        for rid, cmd in enumerate(caps, 1):
+            if cmd == "cancel":
+                continue
+            _, e = s.request(rid, cmd)
+            assert "has no command" not in e.get("error", ""), (cmd, e)
+        for i in range(1, WORKERS + 1):
+            s.send({"t": "req", "id": 100 + i, "cmd": "execute", "args": {"code": statement(gate)}})
+        sync(s, 200)
+        for rid, cmd in ((300, "cancel"), (301, "watch"), (302, "x" * 500)):
+            s.send({"t": "req", "id": rid, "cmd": cmd, "args": {}})
+            e = ends(s, 1)[rid]
+            assert not e["ok"] and e["kind"] == "usage", e
+            assert e["error"] == ("this agent has no command '%s'" % cmd if len(cmd) < 80 else
+                                  "this agent has no command of that name"), e
+        open(gate, "w").close()
+        assert all(m["ok"] for m in ends(s, WORKERS).values())
+    finally:
+        s.close()
