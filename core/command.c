@@ -2,141 +2,76 @@
 
 #include "core/command.h"
 
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-static const struct cmd_option stack_options[] = {
-	{ "-f", "--filepath", "FILE", "write the dump to FILE instead of the screen" },
-	{ NULL, "--native", NULL, "merge native (C/C++) frames with the Python frames; "
-	    "each thread is stopped only while it is unwound" },
-	{ NULL, "--block", NULL, "stop the whole process while reading, for a consistent snapshot" },
-	{ "-a", "--asyncio", NULL, "also show the asyncio tasks of every running event loop "
-	    "(loads the agent)" },
-	{ NULL, "--locals", NULL, "show each Python frame's local variables (loads the agent)" },
-};
+#include "core/termsafe.h"
 
-static const struct cmd_spec cmd_stack = {
-	.name = "stack",
-	.usage = "[pid] [-f FILE] [--native] [--block] [-a] [--locals]",
-	.summary = "every thread's Python stack, read from outside the process "
-	    "(with Python thread names when the agent is loaded)",
-	.positional = "pid: the process to read (default: the attached one)",
-	.min_args = 0, .max_args = 1,
-	.options = stack_options, .noptions = FP_NELEM(stack_options),
-};
+/* ---- the table -------------------------------------------------------------- */
 
-static const struct cmd_spec cmd_help = {
-	.name = "help",
-	.usage = "[command]",
-	.summary = "list the commands, or show how to use one",
-	.positional = "command: the command to explain",
-	.min_args = 0, .max_args = 1,
-};
+static bool
+named(const struct cmd_spec *spec, const char *name)
+{
+	size_t i;
 
-/* -x, -r, -v: how values are shown (getglobal, vmtool; the agent bounds them). */
-#define VALUE_OPTIONS \
-	{ "-x", "--expand", "N", "expand N levels of lists, dicts and object attributes " \
-	    "(default 1, at most 4)" }, \
-	{ "-r", "--raw", NULL, "show repr() of the value instead of expanding it" }, \
-	{ "-v", "--verbose", NULL, "show every item of lists and dicts (default: the first 10)" }
-
-static const struct cmd_option getglobal_options[] = {
-	{ "-e", "--expr", "EXPR", "show EXPR instead, where `target` is the field's value: "
-	    "-e target.fieldA" },
-	VALUE_OPTIONS,
-};
-
-static const struct cmd_spec cmd_getglobal = {
-	.name = "getglobal",
-	.usage = "module [class] field [-x N] [-e EXPR] [-r] [-v]",
-	.summary = "show a module global or a class's static field (loads the agent)",
-	.positional = "module: as imported (__main__, my.pkg.mod); class: optional, may be "
-	    "dotted (Outer.Inner); field: the variable's name",
-	.min_args = 0, .max_args = 3,	/* the runner says which part is missing */
-	.options = getglobal_options, .noptions = FP_NELEM(getglobal_options),
-};
-
-static const struct cmd_option vmtool_options[] = {
-	{ "-a", "--action", "ACTION", "getInstances: the live instances of a class (subclasses "
-	    "included); forceGc: run a full garbage collection" },
-	{ "-c", "--class", NULL, "the class follows, as: module class" },
-	{ "-e", "--expr", "EXPR", "show EXPR instead, where `instances` is the list of "
-	    "instances: -e instances[0].val" },
-	{ "-n", "--limits", "N", "instances to show (default 10, -1 for all)" },
-	VALUE_OPTIONS,
-};
-
-static const struct cmd_spec cmd_vmtool = {
-	.name = "vmtool",
-	.usage = "-a getInstances -c module class [-e EXPR] [-x N] [-n N] [-r] [-v] | -a forceGc",
-	.summary = "instances of a class, or a forced garbage collection (loads the agent)",
-	.positional = "module class: where the class is (getInstances)",
-	.min_args = 0, .max_args = 2,
-	.options = vmtool_options, .noptions = FP_NELEM(vmtool_options),
-};
-
-static const struct cmd_spec cmd_module = {
-	.name = "module",
-	.usage = "filepath",
-	.summary = "which imported module a source file is, e.g. from a traceback (loads the agent)",
-	.positional = "filepath: the file, as the process sees it (relative to its working directory)",
-	.min_args = 0, .max_args = 1,
-};
-
-static const struct cmd_spec cmd_console = {
-	.name = "console",
-	.usage = "",
-	.summary = "an interactive Python console inside the process (loads the agent); "
-	    "with --cmd, statements are read from standard input",
-	.positional = "none; inside, `import __main__` reaches the program's globals; "
-	    "exit() or Ctrl-D leaves, Ctrl-C interrupts a statement",
-	.min_args = 0, .max_args = 0,
-};
-
-static const struct cmd_option execute_options[] = {
-	{ "-t", "--timeout", "SECONDS", "interrupt the code after SECONDS (default: wait until "
-	    "it returns or Ctrl-C)" },
-};
-
-static const struct cmd_spec cmd_execute = {
-	.name = "execute",
-	.usage = "FILE | CODE... [-t SECONDS]",
-	.summary = "run a Python script or statement inside the process and show its output or "
-	    "traceback (loads the agent)",
-	.positional = "FILE: a script on this machine, sent to the process; otherwise the words "
-	    "are the code: execute 'import gc; print(gc.get_count())'",
-	.min_args = 0, .max_args = 256,
-	.options = execute_options, .noptions = FP_NELEM(execute_options),
-};
-
-static const struct cmd_spec *const commands[] = {
-	&cmd_help, &cmd_stack, &cmd_getglobal, &cmd_vmtool, &cmd_module, &cmd_console,
-	&cmd_execute,
-};
-
-/* Commands of the guide that this build does not have yet. */
-static const char *const planned[] = {
-	"watch", "trace", "tt", "perf", "mem", "gilstat", "torch",
-};
+	if (strcmp(spec->name, name) == 0)
+		return true;
+	for (i = 0; i < FP_NELEM(spec->aliases) && spec->aliases[i] != NULL; i++)
+		if (strcmp(spec->aliases[i], name) == 0)
+			return true;
+	return false;
+}
 
 const struct cmd_spec *const *
 command_all(size_t *n)
 {
-	*n = FP_NELEM(commands);
-	return commands;
+	*n = command_table_size;
+	return (const struct cmd_spec *const *)command_table;
 }
 
 const struct cmd_spec *
 command_find(const char *name)
 {
+	size_t i, k;
+
+	for (i = 0; i < command_table_size; i++) {
+		if (named(command_table[i], name))
+			return command_table[i];
+		for (k = 0; k < command_table[i]->nsubs; k++)
+			if (strcmp(command_table[i]->subs[k]->name, name) == 0)
+				return command_table[i]->subs[k];
+	}
+	return NULL;
+}
+
+/* A subcommand's own word: "diff" of "mem diff". */
+static const char *
+sub_word(const struct cmd_spec *sub)
+{
+	const char *sp = strrchr(sub->name, ' ');
+
+	return sp ? sp + 1 : sub->name;
+}
+
+void
+command_bind(const char *name, cmd_run_fn *fn, void *ctx)
+{
 	size_t i;
 
-	for (i = 0; i < FP_NELEM(commands); i++)
-		if (strcmp(commands[i]->name, name) == 0)
-			return commands[i];
-	return NULL;
+	for (i = 0; i < command_table_size; i++) {
+		struct cmd_spec *spec = command_table[i];
+
+		/* Only a front end's own: core's handlers are not for replacing. */
+		if (named(spec, name) && (spec->flags & (CMD_TUI | CMD_LINEMODE))) {
+			spec->run = fn;
+			spec->ctx = fn ? ctx : NULL;
+		}
+	}
 }
 
 int
@@ -254,8 +189,14 @@ command_closest(const char *word, const char *const *candidates, size_t n)
 	for (i = 0; i < n; i++) {
 		size_t d = edit_distance(word, candidates[i]), len = strlen(word);
 
-		if (d < bestd && (2 * d <= len ||
-		    (d < 3 && len >= 3 && strncmp(word, candidates[i], len) == 0))) {
+		bool prefix = strncmp(word, candidates[i], len) == 0;
+
+		/* Equally close: the one the word starts (of: off, not on). */
+		if (d == bestd && best != NULL && prefix && strncmp(word, best, len) != 0) {
+			best = candidates[i];
+			continue;
+		}
+		if (d < bestd && (2 * d <= len || (d < 3 && len >= 3 && prefix))) {
 			best = candidates[i];
 			bestd = d;
 		}
@@ -263,30 +204,31 @@ command_closest(const char *word, const char *const *candidates, size_t n)
 	return best;
 }
 
+
+/* ---- messages -------------------------------------------------------------- */
+
+#define NOT_YET "is a command of the guide that this build does not have yet; " \
+	"`help` lists the ones it has"
+
 static int
 unknown_command(const char *name, char **cause)
 {
-	const char *names[FP_NELEM(commands) + FP_NELEM(planned)], *best;
+	const char *names[64], *best;
+	const struct cmd_spec *spec;
 	size_t i, n = 0;
 
-	for (i = 0; i < FP_NELEM(planned); i++)
-		if (strcmp(planned[i], name) == 0)
-			return fail(cause, FP_EUSAGE,
-			    "'%s' is a command of the guide that this build does not have yet; "
-			    "`help` lists the ones it has", name);
-	for (i = 0; i < FP_NELEM(commands); i++)
-		names[n++] = commands[i]->name;
-	for (i = 0; i < FP_NELEM(planned); i++)
-		names[n++] = planned[i];
+	for (i = 0; i < command_table_size && n < FP_NELEM(names); i++)
+		names[n++] = command_table[i]->name;
 	best = command_closest(name, names, n);
-	if (best != NULL && command_find(best) == NULL)
-		return fail(cause, FP_EUSAGE, "unknown command '%s': did you mean '%s'? (a command of "
-		    "the guide that this build does not have yet; `help` lists the ones it has)",
-		    name, best);
+	spec = best ? command_find(best) : NULL;
+	if (spec != NULL && (spec->flags & CMD_PLANNED))
+		return termsafe_fail(cause, FP_EUSAGE, "unknown command '%s': did you mean '%s'? "
+		    "(a command of the guide that this build does not have yet; `help` lists the "
+		    "ones it has)", name, best);
 	if (best != NULL)
-		return fail(cause, FP_EUSAGE, "unknown command '%s': did you mean '%s'? (`help` lists commands)",
-		    name, best);
-	return fail(cause, FP_EUSAGE, "unknown command '%s' (`help` lists commands)", name);
+		return termsafe_fail(cause, FP_EUSAGE, "unknown command '%s': did you mean '%s'? "
+		    "(`help` lists commands)", name, best);
+	return termsafe_fail(cause, FP_EUSAGE, "unknown command '%s' (`help` lists commands)", name);
 }
 
 /* "stack [pid] [-f FILE] ...", or "console" alone: no space after it. */
@@ -297,11 +239,56 @@ usage_of(const struct cmd_spec *spec, char *buf, size_t size)
 	return buf;
 }
 
+/* "a, b or c" into s. */
+static void
+add_either(struct sbuf *s, const char *const *words, size_t n, const char *last_sep)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		sbuf_addf(s, "%s%s", i == 0 ? "" : i + 1 == n ? last_sep : ", ", words[i]);
+}
+
+static size_t
+count_words(const char *const *words)
+{
+	size_t n = 0;
+
+	while (words[n] != NULL)
+		n++;
+	return n;
+}
+
+/* A value that is none of `choices`: "unknown action 'x': did you mean 'y'?" */
+static int
+bad_choice(const char *cmd, const char *what, const char *value, const char *const *choices,
+    char **cause)
+{
+	struct sbuf s = { 0 };
+	const char *best = command_closest(value, choices, count_words(choices));
+	size_t i;
+	int rc;
+
+	for (i = 0; choices[i] != NULL; i++)
+		if (strcasecmp(choices[i], value) == 0)
+			best = choices[i];	/* GIL: gil, whatever the distance */
+
+	if (best != NULL) {
+		rc = termsafe_fail(cause, FP_EUSAGE, "%s: unknown %s '%s': did you mean '%s'?", cmd,
+		    what, value, best);
+	} else {
+		add_either(&s, choices, count_words(choices), " or ");
+		rc = termsafe_fail(cause, FP_EUSAGE, "%s: unknown %s '%s' (%s)", cmd, what, value, s.s);
+		sbuf_free(&s);
+	}
+	return rc;
+}
+
 static int
 unknown_option(const struct cmd_spec *spec, const char *word, char **cause)
 {
-	const char *names[32], *best;
-	char usage[256];
+	const char *names[64], *best;
+	char usage[512];
 	size_t i, n = 0;
 
 	for (i = 0; i < spec->noptions && n + 2 < FP_NELEM(names); i++) {
@@ -312,8 +299,7 @@ unknown_option(const struct cmd_spec *spec, const char *word, char **cause)
 	/*
 	 * One or two letters after one dash (-f, -nm): every short option is an
 	 * edit or two away, so the closest would be a guess (-f for getglobal's
-	 * -e, where the guide's watch has a -f of its own); only a different
-	 * case is named.
+	 * -e, where watch has a -f of its own); only a different case is named.
 	 */
 	if (word[1] != '-' && strlen(word) <= 3) {
 		for (i = 0, best = NULL; i < n && best == NULL; i++)
@@ -323,11 +309,45 @@ unknown_option(const struct cmd_spec *spec, const char *word, char **cause)
 		best = command_closest(word, names, n);
 	}
 	if (best != NULL)
-		return fail(cause, FP_EUSAGE, "%s: unknown option '%s': did you mean '%s'? (usage: %s)",
-		    spec->name, word, best, usage_of(spec, usage, sizeof usage));
-	return fail(cause, FP_EUSAGE, "%s: unknown option '%s' (usage: %s)", spec->name, word,
-	    usage_of(spec, usage, sizeof usage));
+		return termsafe_fail(cause, FP_EUSAGE, "%s: unknown option '%s': did you mean '%s'? "
+		    "(usage: %s)", spec->name, word, best, usage_of(spec, usage, sizeof usage));
+	return termsafe_fail(cause, FP_EUSAGE, "%s: unknown option '%s' (usage: %s)", spec->name,
+	    word, usage_of(spec, usage, sizeof usage));
 }
+
+const struct cmd_spec *
+command_of_line(const char *line)
+{
+	const struct cmd_spec *spec = NULL;
+	char **words;
+	size_t n, i;
+
+	if (command_split(line, &words, &n, NULL) != FP_OK)
+		return NULL;
+	for (i = 0; n > 0 && i < command_table_size && spec == NULL; i++)
+		if (named(command_table[i], words[0]))
+			spec = command_table[i];
+	command_words_free(words, n);
+	return spec;
+}
+
+int
+command_unavailable(const struct cmd_spec *spec, char **cause)
+{
+	if (spec->flags & CMD_PLANNED)
+		return fail(cause, FP_EUSAGE, "'%s' " NOT_YET, spec->name);
+	if (spec->run != NULL)
+		return FP_OK;
+	if (spec->flags & CMD_LINEMODE)
+		return fail(cause, FP_EUSAGE, "'%s' is a command of the full-screen view and the "
+		    "line-mode prompt (flight_profiler PID, without --cmd)", spec->name);
+	if (spec->flags & CMD_TUI)
+		return fail(cause, FP_EUSAGE, "'%s' is a command of the full-screen view "
+		    "(flight_profiler PID on a terminal, without --cmd)", spec->name);
+	return fail(cause, FP_ERR, "%s: not implemented", spec->name);
+}
+
+/* ---- parsing --------------------------------------------------------------- */
 
 static const struct cmd_option *
 find_option(const struct cmd_spec *spec, const char *word, const char **inline_value)
@@ -353,31 +373,49 @@ find_option(const struct cmd_spec *spec, const char *word, const char **inline_v
 	return NULL;
 }
 
-int
-command_parse(const char *line, struct cmd_request **reqp, char **cause)
+/* The subcommand that words[1] names; *spec becomes it. */
+static int
+pick_sub(const struct cmd_spec **spec, char **words, size_t n, char **cause)
 {
-	struct cmd_request *req;
-	const struct cmd_spec *spec;
-	char **words, usage[256];
-	size_t n, i;
+	const char *names[16];
+	struct sbuf s = { 0 };
+	const char *best;
+	size_t i, k = 0;
 	int rc;
 
-	*reqp = NULL;
-	if ((rc = command_split(line, &words, &n, cause)) != FP_OK)
+	for (i = 0; i < (*spec)->nsubs && k < FP_NELEM(names); i++)
+		names[k++] = sub_word((*spec)->subs[i]);
+	for (i = 0; n > 1 && i < (*spec)->nsubs; i++)
+		if (strcmp(words[1], names[i]) == 0) {
+			*spec = (*spec)->subs[i];
+			return FP_OK;
+		}
+	if (n < 2 || words[1][0] == '-') {
+		add_either(&s, names, k, " or ");
+		rc = fail(cause, FP_EUSAGE, "%s: say which: %s (`help %s` shows each)", (*spec)->name,
+		    s.s, (*spec)->name);
+		sbuf_free(&s);
 		return rc;
-	if (n == 0) {
-		command_words_free(words, n);
-		return FP_OK;
 	}
-	spec = command_find(words[0]);
-	if (spec == NULL) {
-		rc = unknown_command(words[0], cause);
-		command_words_free(words, n);
-		return rc;
-	}
-	req = xcalloc(1, sizeof *req);
-	req->spec = spec;
-	for (i = 1; i < n; i++) {
+	if ((best = command_closest(words[1], names, k)) != NULL)
+		return termsafe_fail(cause, FP_EUSAGE, "%s: unknown subcommand '%s': did you mean "
+		    "'%s'? (`help %s` shows each)", (*spec)->name, words[1], best, (*spec)->name);
+	add_either(&s, names, k, " or ");
+	rc = termsafe_fail(cause, FP_EUSAGE, "%s: unknown subcommand '%s' (%s)", (*spec)->name,
+	    words[1], s.s);
+	sbuf_free(&s);
+	return rc;
+}
+
+/* Options and positional arguments from words[first...] into req. */
+static int
+collect(struct cmd_request *req, char **words, size_t n, size_t first, char **cause)
+{
+	const struct cmd_spec *spec = req->spec;
+	char usage[512];
+	size_t i;
+
+	for (i = first; i < n; i++) {
 		const char *w = words[i], *inl;
 		const struct cmd_option *o;
 		struct cmd_arg *a;
@@ -392,47 +430,278 @@ command_parse(const char *line, struct cmd_request **reqp, char **cause)
 			*ARRAY_PUSH(req->args, req->nargs, req->aargs) = xstrdup(w);
 			continue;
 		}
-		o = find_option(spec, w, &inl);
-		if (o == NULL) {
-			rc = unknown_option(spec, w, cause);
-			goto bad;
-		}
-		if (o->arg == NULL && inl != NULL) {
-			rc = fail(cause, FP_EUSAGE, "%s: option %s takes no value (usage: %s)",
+		if ((o = find_option(spec, w, &inl)) == NULL)
+			return unknown_option(spec, w, cause);
+		if (o->arg == NULL && inl != NULL)
+			return fail(cause, FP_EUSAGE, "%s: option %s takes no value (usage: %s)",
 			    spec->name, o->longname, usage_of(spec, usage, sizeof usage));
-			goto bad;
-		}
 		a = ARRAY_PUSH(req->opts, req->nopts, req->aopts);
 		a->opt = o;
 		a->value = NULL;
-		if (o->arg != NULL) {
-			if (inl != NULL) {
-				a->value = xstrdup(inl);
-			} else if (i + 1 < n) {
-				a->value = xstrdup(words[++i]);
-			} else {
-				rc = fail(cause, FP_EUSAGE, "%s: option %s needs a value (%s)",
-				    spec->name, w, o->arg);
-				goto bad;
-			}
-		}
+		if (o->arg == NULL)
+			continue;
+		if (inl == NULL && i + 1 >= n)
+			return fail(cause, FP_EUSAGE, "%s: option %s needs a value (%s)", spec->name, w,
+			    o->arg);
+		a->value = xstrdup(inl != NULL ? inl : words[++i]);
 	}
-	if (req->nargs < spec->min_args || req->nargs > spec->max_args) {
-		unsigned want = req->nargs < spec->min_args ? spec->min_args : spec->max_args;
+	return FP_OK;
+}
 
-		rc = fail(cause, FP_EUSAGE, "%s: expected %s%u argument%s, got %zu (usage: %s)",
-		    spec->name, spec->min_args == spec->max_args ? "" :
-		    req->nargs < spec->min_args ? "at least " : "at most ",
-		    want, want == 1 ? "" : "s", req->nargs, usage_of(spec, usage, sizeof usage));
-		goto bad;
+static size_t
+required(const struct cmd_spec *spec)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < spec->nparams; i++)
+		if (!(spec->params[i].flags & CMD_OPTIONAL))
+			n++;
+	return n;
+}
+
+/* Too many, too few: the counts of positional arguments. */
+static int
+check_count(const struct cmd_request *req, bool with, char **cause)
+{
+	const struct cmd_spec *spec = req->spec;
+	bool many = spec->nparams > 0 && (spec->params[spec->nparams - 1].flags & CMD_MANY);
+	size_t need = required(spec), i, k;
+	struct sbuf s = { 0 };
+	char usage[512];
+	int rc;
+
+	usage_of(spec, usage, sizeof usage);
+	if (!many && req->nargs > spec->nparams)
+		return fail(cause, FP_EUSAGE, "%s: expected %s%zu argument%s, got %zu (usage: %s)",
+		    spec->name, spec->nparams == 0 ? "" : "at most ", spec->nparams,
+		    spec->nparams == 1 ? "" : "s", req->nargs, usage);
+	if (!with && req->nargs > 0) {
+		const char *inl, *after = spec->params_with;
+		const struct cmd_option *o = find_option(spec, after, &inl);
+
+		return fail(cause, FP_EUSAGE, "%s: the arguments go after %s (usage: %s)", spec->name,
+		    o != NULL && o->shortname != NULL ? o->shortname : after, usage);
 	}
+	if (!with || req->nargs >= need)
+		return FP_OK;
+	/* The first nargs required ones are given (no optional one is, with too few). */
+	for (i = 0, k = 0; i < spec->nparams; i++) {
+		if (spec->params[i].flags & CMD_OPTIONAL)
+			continue;
+		if (k++ < req->nargs)
+			continue;
+		sbuf_addf(&s, "%s%s", s.len == 0 ? "" : k == need ? " and " : ", ",
+		    spec->params[i].what);
+	}
+	if (req->nargs == 0)
+		rc = fail(cause, FP_EUSAGE, "%s: missing %s (usage: %s)", spec->name, s.s, usage);
+	else
+		rc = termsafe_fail(cause, FP_EUSAGE, "%s: missing %s after %s '%s' (usage: %s)",
+		    spec->name, s.s, req->params[req->nargs - 1]->name, req->args[req->nargs - 1],
+		    usage);
+	sbuf_free(&s);
+	return rc;
+}
+
+/* What each argument is: the optional ones fill left to right with what is left over. */
+static void
+assign(struct cmd_request *req)
+{
+	const struct cmd_spec *spec = req->spec;
+	size_t spare = req->nargs > required(spec) ? req->nargs - required(spec) : 0;
+	size_t i, k = 0;
+
+	req->params = xcalloc(req->nargs + 1, sizeof *req->params);
+	for (i = 0; i < spec->nparams && k < req->nargs; i++) {
+		if (spec->params[i].flags & CMD_OPTIONAL) {
+			if (spare == 0)
+				continue;
+			spare--;
+		}
+		req->params[k++] = &spec->params[i];
+	}
+	/* CMD_MANY: the last one takes the rest. */
+	for (; k < req->nargs && spec->nparams > 0; k++)
+		req->params[k] = &spec->params[spec->nparams - 1];
+}
+
+/* Is `s` a whole number within [min, max]?  *v gets it. */
+static bool
+whole(const char *s, double min, double max, long *v)
+{
+	char *end;
+
+	errno = 0;
+	*v = strtol(s, &end, 10);
+	return errno == 0 && end != s && *end == '\0' && (double)*v >= min && (double)*v <= max;
+}
+
+/* Is `s` a plain decimal number within [min, max] (no hex, inf or nan)? */
+static bool
+decimal(const char *s, double min, double max, double *v)
+{
+	char *end;
+
+	if (s[0] == '\0' || s[strspn(s, "0123456789.+-eE")] != '\0')
+		return false;
+	errno = 0;
+	*v = strtod(s, &end);
+	return errno == 0 && *end == '\0' && isfinite(*v) && *v >= min && *v <= max;
+}
+
+static bool
+value_fits(enum cmd_kind kind, const char *value, double min, double max)
+{
+	double d;
+	long l;
+
+	switch (kind) {
+	case CMD_INT:
+	case CMD_INDEX:
+	case CMD_PID:
+		return whole(value, min, max, &l);
+	case CMD_LIMIT:
+		return whole(value, -1, max, &l) && l != 0;
+	case CMD_NUMBER:
+		return decimal(value, min, max, &d);
+	default:
+		return true;
+	}
+}
+
+/* "ACTION" -> "action", for messages. */
+static const char *
+lower(const char *s, char *buf, size_t size)
+{
+	size_t i;
+
+	for (i = 0; s[i] != '\0' && i + 1 < size; i++)
+		buf[i] = (char)tolower((unsigned char)s[i]);
+	buf[i] = '\0';
+	return buf;
+}
+
+/*
+ * Every value of an option or argument against its kind, bounds and
+ * choices; without `numbers`, only the options' choices (which say what
+ * the rest of the line means: vmtool -a).
+ */
+static int
+check_values(const struct cmd_request *req, bool numbers, char **cause)
+{
+	const char *name = req->spec->name;
+	char what[32];
+	size_t i;
+
+	for (i = 0; i < req->nopts; i++) {
+		const struct cmd_option *o = req->opts[i].opt;
+		const char *v = req->opts[i].value;
+
+		if (v == NULL)
+			continue;
+		if (o->kind == CMD_CHOICE && !command_choice_ok(o->choices, v))
+			return bad_choice(name, lower(o->arg, what, sizeof what), v, o->choices, cause);
+		if (!numbers)
+			continue;
+		if (!value_fits(o->kind, v, o->min, o->max))
+			return termsafe_fail(cause, FP_EUSAGE, "%s: %s wants %s, not '%s'", name,
+			    o->shortname ? o->shortname : o->longname, o->want, v);
+	}
+	for (i = 0; numbers && i < req->nargs; i++) {
+		const struct cmd_param *p = req->params[i];
+		const char *v = req->args[i];
+		char *end;
+
+		if (p->kind == CMD_CHOICE && !command_choice_ok(p->choices, v))
+			return bad_choice(name, p->name, v, p->choices, cause);
+		if (value_fits(p->kind, v, p->min, p->max))
+			continue;
+		if (p->kind != CMD_PID)
+			return termsafe_fail(cause, FP_EUSAGE, "%s: %s wants %s, not '%s'", name,
+			    p->name, p->want, v);
+		/* A word that is no number at all may be the guide's macOS `stack FILE`. */
+		strtol(v, &end, 10);
+		return termsafe_fail(cause, FP_EUSAGE, "%s: '%s' is not a process id%s%s", name, v,
+		    end == v && *v != '-' && *v != '+' && p->want ? " " : "",
+		    end == v && *v != '-' && *v != '+' && p->want ? p->want : "");
+	}
+	return FP_OK;
+}
+
+bool
+command_choice_ok(const char *const *choices, const char *value)
+{
+	size_t i;
+
+	for (i = 0; choices[i] != NULL; i++)
+		if (strcmp(choices[i], value) == 0)
+			return true;
+	return false;
+}
+
+/*
+ * After the words are sorted into options and arguments: too many, the
+ * options' choices, what goes together (the command's own check), too
+ * few, then each value.
+ */
+static int
+check_request(struct cmd_request *req, char **cause)
+{
+	const struct cmd_spec *spec = req->spec;
+	bool with = spec->params_with == NULL || command_opt(req, spec->params_with) != NULL;
+	int rc;
+
+	assign(req);
+	if (req->nargs > spec->nparams && !(spec->nparams > 0 &&
+	    (spec->params[spec->nparams - 1].flags & CMD_MANY)))
+		return check_count(req, with, cause);
+	if ((rc = check_values(req, false, cause)) != FP_OK)
+		return rc;
+	if (spec->check != NULL && (rc = spec->check(req, cause)) != FP_OK)
+		return rc;
+	if ((rc = check_count(req, with, cause)) != FP_OK)
+		return rc;
+	return check_values(req, true, cause);
+}
+
+int
+command_parse(const char *line, struct cmd_request **reqp, char **cause)
+{
+	const struct cmd_spec *spec = NULL;
+	struct cmd_request *req;
+	char **words;
+	size_t n, i;
+	int rc;
+
+	*reqp = NULL;
+	if ((rc = command_split(line, &words, &n, cause)) != FP_OK)
+		return rc;
+	if (n == 0) {
+		command_words_free(words, n);
+		return FP_OK;
+	}
+	for (i = 0; i < command_table_size && spec == NULL; i++)
+		if (named(command_table[i], words[0]))
+			spec = command_table[i];
+	if (spec == NULL)
+		rc = unknown_command(words[0], cause);
+	else if (spec->nsubs > 0)
+		rc = pick_sub(&spec, words, n, cause);
+	if (rc != FP_OK) {
+		command_words_free(words, n);
+		return rc;
+	}
+	req = xcalloc(1, sizeof *req);
+	req->spec = spec;
+	if ((rc = collect(req, words, n, strchr(spec->name, ' ') ? 2 : 1, cause)) == FP_OK)
+		rc = check_request(req, cause);
 	command_words_free(words, n);
+	if (rc != FP_OK) {
+		command_request_free(req);
+		return rc;
+	}
 	*reqp = req;
 	return FP_OK;
-bad:
-	command_words_free(words, n);
-	command_request_free(req);
-	return rc;
 }
 
 void
@@ -445,11 +714,14 @@ command_request_free(struct cmd_request *req)
 	for (i = 0; i < req->nargs; i++)
 		free(req->args[i]);
 	free(req->args);
+	free(req->params);
 	for (i = 0; i < req->nopts; i++)
 		free(req->opts[i].value);
 	free(req->opts);
 	free(req);
 }
+
+/* ---- values ---------------------------------------------------------------- */
 
 const char *
 command_opt(const struct cmd_request *req, const char *longname)
@@ -463,26 +735,97 @@ command_opt(const struct cmd_request *req, const char *longname)
 	return v;
 }
 
-int
-command_help(struct sbuf *out, const char *name, char **cause)
+const char *
+command_value(const struct cmd_request *req, const char *longname)
 {
-	const struct cmd_spec *spec;
-	char usage[256];
+	const char *v = command_opt(req, longname);
 	size_t i;
 
-	if (name == NULL) {
-		sbuf_add(out, "Commands:\n");
-		for (i = 0; i < FP_NELEM(commands); i++)
-			sbuf_addf(out, "  %-10s %s\n", commands[i]->name, commands[i]->summary);
-		sbuf_add(out, "\n`help COMMAND` shows a command's options.\n");
-		return FP_OK;
+	for (i = 0; v == NULL && i < req->spec->noptions; i++)
+		if (strcmp(req->spec->options[i].longname, longname) == 0)
+			v = req->spec->options[i].dflt;
+	return v;
+}
+
+long
+command_int(const struct cmd_request *req, const char *longname)
+{
+	const char *v = command_value(req, longname);
+
+	return v != NULL ? strtol(v, NULL, 10) : 0;
+}
+
+double
+command_number(const struct cmd_request *req, const char *longname)
+{
+	const char *v = command_value(req, longname);
+
+	return v != NULL ? strtod(v, NULL) : 0;
+}
+
+const char *
+command_arg(const struct cmd_request *req, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < req->nargs; i++)
+		if (strcmp(req->params[i]->name, name) == 0)
+			return req->args[i];
+	return NULL;
+}
+
+/* ---- help ------------------------------------------------------------------ */
+
+/* One section of `help`: the commands with all of `flags`, none of `not`. */
+static void
+help_section(struct sbuf *out, const char *title, unsigned flags, unsigned not)
+{
+	size_t i;
+
+	sbuf_add(out, title);
+	for (i = 0; i < command_table_size; i++) {
+		const struct cmd_spec *spec = command_table[i];
+
+		if ((spec->flags & flags) == flags && !(spec->flags & not))
+			sbuf_addf(out, "  %-10s %s\n", spec->name, spec->summary);
 	}
-	spec = command_find(name);
-	if (spec == NULL)
-		return unknown_command(name, cause);
+}
+
+/* "(one of a, b; default a)" after an option's or argument's help. */
+static void
+help_extra(struct sbuf *out, const char *const *choices, const char *dflt)
+{
+	if (choices == NULL && dflt == NULL)
+		return;
+	sbuf_add(out, " (");
+	if (choices != NULL) {
+		sbuf_add(out, "one of ");
+		add_either(out, choices, count_words(choices), ", ");
+	}
+	if (dflt != NULL)
+		sbuf_addf(out, "%sdefault %s", choices ? "; " : "", dflt);
+	sbuf_add(out, ")");
+}
+
+static void
+help_spec(struct sbuf *out, const struct cmd_spec *spec)
+{
+	char usage[512];
+	size_t i;
+
 	sbuf_addf(out, "USAGE\n  %s\n\n%s\n", usage_of(spec, usage, sizeof usage), spec->summary);
-	if (spec->positional != NULL)
-		sbuf_addf(out, "\nARGUMENTS\n  %s\n", spec->positional);
+	if (spec->flags & CMD_PLANNED)
+		sbuf_add(out, "(a command of the guide that this build does not have yet)\n");
+	else if (spec->flags & CMD_TUI)
+		sbuf_addf(out, "(in the full-screen view%s only)\n",
+		    spec->flags & CMD_LINEMODE ? " and the line-mode prompt" : "");
+	if (spec->nparams > 0)
+		sbuf_add(out, "\nARGUMENTS\n");
+	for (i = 0; i < spec->nparams; i++) {
+		sbuf_addf(out, "  %-24s %s", spec->params[i].name, spec->params[i].help);
+		help_extra(out, spec->params[i].choices, NULL);
+		sbuf_add(out, "\n");
+	}
 	if (spec->noptions > 0)
 		sbuf_add(out, "\nOPTIONS\n");
 	for (i = 0; i < spec->noptions; i++) {
@@ -490,8 +833,32 @@ command_help(struct sbuf *out, const char *name, char **cause)
 		char *left = xasprintf("%s%s%s%s%s", o->shortname ? o->shortname : "",
 		    o->shortname ? ", " : "", o->longname, o->arg ? " " : "", o->arg ? o->arg : "");
 
-		sbuf_addf(out, "  %-24s %s\n", left, o->help);
+		sbuf_addf(out, "  %-24s %s", left, o->help);
+		help_extra(out, o->choices, o->dflt);
+		sbuf_add(out, "\n");
 		free(left);
+	}
+}
+
+int
+command_help(struct sbuf *out, const char *name, char **cause)
+{
+	const struct cmd_spec *spec;
+	size_t i;
+
+	if (name == NULL) {
+		help_section(out, "Commands:\n", 0, CMD_TUI | CMD_PLANNED);
+		help_section(out, "\nIn the TUI too:\n", CMD_TUI, CMD_PLANNED);
+		help_section(out, "\nOf the guide, not in this build yet:\n", CMD_PLANNED, 0);
+		sbuf_add(out, "\n`help COMMAND` shows a command's options.\n");
+		return FP_OK;
+	}
+	if ((spec = command_find(name)) == NULL)
+		return unknown_command(name, cause);
+	help_spec(out, spec);
+	for (i = 0; i < spec->nsubs; i++) {
+		sbuf_add(out, "\n");
+		help_spec(out, spec->subs[i]);
 	}
 	return FP_OK;
 }

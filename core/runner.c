@@ -71,21 +71,13 @@ runner_set_io(struct runner *r, const struct runner_io *io)
 	r->io = *io;
 }
 
-static int
-parse_pid(const char *s, pid_t *pid, char **cause)
+/* The process a command names (stack PID; the parser checked it), else the attached one. */
+static pid_t
+named_pid(const struct cmd_request *req, pid_t attached)
 {
-	char *end;
-	long v;
+	const char *v = command_arg(req, "pid");
 
-	errno = 0;
-	v = strtol(s, &end, 10);
-	/* The guide's macOS form is `stack [filepath]`: point a file name to -f. */
-	if (errno != 0 || *end != '\0' || v <= 0 || v > 0x3fffffff)
-		return termsafe_fail(cause, FP_EUSAGE, "stack: '%s' is not a process id%s", s,
-		    end == s && *s != '-' && *s != '+' ? " (to write the stacks to a file: "
-		    "stack -f FILE)" : "");
-	*pid = (pid_t)v;
-	return FP_OK;
+	return v != NULL ? (pid_t)strtol(v, NULL, 10) : attached;
 }
 
 static int
@@ -253,58 +245,13 @@ add_str(json_t *args, const char *key, const char *value, const char *cmd, char 
 	return FP_OK;
 }
 
-/*
- * The one wording for a number option that is not a number, out of range
- * or excluded: `want` says what is accepted ("a depth from 0 to 4").
- */
-static int
-bad_number(const struct cmd_request *req, const char *longname, const char *want,
-    const char *value, char **cause)
+/* -x, -r, -v into the request arguments (the parser checked -x). */
+static void
+value_options(const struct cmd_request *req, json_t *args)
 {
-	const char *name = longname;
-	size_t i;
-
-	for (i = 0; i < req->spec->noptions; i++)
-		if (strcmp(req->spec->options[i].longname, longname) == 0 &&
-		    req->spec->options[i].shortname != NULL)
-			name = req->spec->options[i].shortname;
-	return termsafe_fail(cause, FP_EUSAGE, "%s: %s wants %s, not '%s'", req->spec->name, name,
-	    want, value);
-}
-
-static int
-parse_int(const struct cmd_request *req, const char *opt, long min, long max, long dflt,
-    const char *want, long *out, char **cause)
-{
-	const char *v = command_opt(req, opt);
-	char *end;
-	long x;
-
-	*out = dflt;
-	if (v == NULL)
-		return FP_OK;
-	errno = 0;
-	x = strtol(v, &end, 10);
-	if (errno != 0 || *end != '\0' || end == v || x < min || x > max)
-		return bad_number(req, opt, want, v, cause);
-	*out = x;
-	return FP_OK;
-}
-
-/* -x, -r, -v into the request arguments. */
-static int
-value_options(const struct cmd_request *req, json_t *args, char **cause)
-{
-	long depth;
-	int rc;
-
-	if ((rc = parse_int(req, "--expand", 0, 4, 1, "a depth from 0 to 4", &depth,
-	    cause)) != FP_OK)
-		return rc;
-	json_object_set_new(args, "depth", json_integer(depth));
+	json_object_set_new(args, "depth", json_integer(command_int(req, "--expand")));
 	json_object_set_new(args, "raw", json_boolean(command_opt(req, "--raw") != NULL));
 	json_object_set_new(args, "verbose", json_boolean(command_opt(req, "--verbose") != NULL));
-	return FP_OK;
 }
 
 /* The status and message of a failed end. */
@@ -347,28 +294,23 @@ value_answer(struct sbuf *out, const struct proto_msg *end)
 	value_block_free(b);
 }
 
-static int
-run_getglobal(struct runner *r, const struct cmd_request *req, struct sbuf *out, char **cause)
+int
+runner_cmd_getglobal(void *ctx, const struct cmd_request *req, struct sbuf *out, char **cause)
 {
+	struct runner *r = ctx;
 	struct proto_msg end;
 	json_t *args;
 	int rc;
 
-	if (req->nargs == 0)
-		return fail(cause, FP_EUSAGE, "getglobal: missing the module and the field "
-		    "(usage: getglobal %s)", req->spec->usage);
-	if (req->nargs == 1)
-		return termsafe_fail(cause, FP_EUSAGE, "getglobal: missing the field after module '%s' "
-		    "(usage: getglobal %s)", req->args[0], req->spec->usage);
 	args = json_object();
-	if ((rc = add_str(args, "module", req->args[0], "getglobal", cause)) != FP_OK ||
-	    (rc = add_str(args, "class", req->nargs == 3 ? req->args[1] : NULL, "getglobal", cause)) ||
-	    (rc = add_str(args, "field", req->args[req->nargs - 1], "getglobal", cause)) ||
-	    (rc = add_str(args, "expr", command_opt(req, "--expr"), "getglobal", cause)) ||
-	    (rc = value_options(req, args, cause)) != FP_OK) {
+	if ((rc = add_str(args, "module", command_arg(req, "module"), "getglobal", cause)) != FP_OK ||
+	    (rc = add_str(args, "class", command_arg(req, "class"), "getglobal", cause)) ||
+	    (rc = add_str(args, "field", command_arg(req, "field"), "getglobal", cause)) ||
+	    (rc = add_str(args, "expr", command_opt(req, "--expr"), "getglobal", cause))) {
 		json_decref(args);
 		return rc;
 	}
+	value_options(req, args);
 	if ((rc = call(r, "getglobal", args, VALUE_TIMEOUT_MS, &end, cause)) != FP_OK)
 		return rc;
 	if (end.ok)
@@ -379,37 +321,18 @@ run_getglobal(struct runner *r, const struct cmd_request *req, struct sbuf *out,
 	return rc;
 }
 
-#define LIMITS_WANT "a number of instances from 1 up, or -1 for all"
-
-static int
-run_vmtool(struct runner *r, const struct cmd_request *req, struct sbuf *out, char **cause)
+int
+runner_cmd_vmtool(void *ctx, const struct cmd_request *req, struct sbuf *out, char **cause)
 {
+	struct runner *r = ctx;
 	const char *action = command_opt(req, "--action");
 	struct proto_msg end;
 	json_t *args;
-	long limit;
-	size_t i;
 	int rc;
 
-	if (action == NULL)
-		return fail(cause, FP_EUSAGE, "vmtool: say what to do: -a getInstances or -a forceGc "
-		    "(usage: vmtool %s)", req->spec->usage);
+	/* The table's vmtool_check said what goes with which action. */
 	args = json_object();
 	if (strcmp(action, "forceGc") == 0) {
-		if (req->nargs > 0) {
-			json_decref(args);
-			return fail(cause, FP_EUSAGE, "vmtool: -a forceGc takes no module or class");
-		}
-		/* Not ignored: `-a forceGc -n abc` must not look accepted. */
-		for (i = 0; i < req->nopts; i++) {
-			const struct cmd_option *o = req->opts[i].opt;
-
-			if (strcmp(o->longname, "--action") == 0)
-				continue;
-			json_decref(args);
-			return fail(cause, FP_EUSAGE, "vmtool: -a forceGc takes no other option (%s)",
-			    o->shortname ? o->shortname : o->longname);
-		}
 		json_object_set_new(args, "action", json_string("forceGc"));
 		if ((rc = call(r, "vmtool", args, INSTANCES_TIMEOUT_MS, &end, cause)) != FP_OK)
 			return rc;
@@ -423,39 +346,15 @@ run_vmtool(struct runner *r, const struct cmd_request *req, struct sbuf *out, ch
 		proto_msg_clear(&end);
 		return rc;
 	}
-	if (strcmp(action, "getInstances") != 0) {
-		const char *actions[] = { "getInstances", "forceGc" };
-		const char *best = command_closest(action, actions, 2);
-
-		json_decref(args);
-		if (best != NULL)
-			return termsafe_fail(cause, FP_EUSAGE, "vmtool: unknown action '%s': did you "
-			    "mean '%s'?", action, best);
-		return termsafe_fail(cause, FP_EUSAGE, "vmtool: unknown action '%s' (getInstances or "
-		    "forceGc)", action);
-	}
-	if (req->nargs < 2) {
-		json_decref(args);
-		if (req->nargs == 0)
-			return fail(cause, FP_EUSAGE, "vmtool: missing the module and the class "
-			    "(usage: vmtool -a getInstances -c module class)");
-		return termsafe_fail(cause, FP_EUSAGE, "vmtool: missing the class after module '%s' "
-		    "(usage: vmtool -a getInstances -c module class)", req->args[0]);
-	}
 	json_object_set_new(args, "action", json_string("getInstances"));
-	if ((rc = add_str(args, "module", req->args[0], "vmtool", cause)) != FP_OK ||
-	    (rc = add_str(args, "class", req->args[1], "vmtool", cause)) != FP_OK ||
-	    (rc = add_str(args, "expr", command_opt(req, "--expr"), "vmtool", cause)) != FP_OK ||
-	    (rc = parse_int(req, "--limits", -1, LONG_MAX, 10, LIMITS_WANT, &limit, cause)) != FP_OK ||
-	    (rc = value_options(req, args, cause)) != FP_OK) {
+	if ((rc = add_str(args, "module", command_arg(req, "module"), "vmtool", cause)) != FP_OK ||
+	    (rc = add_str(args, "class", command_arg(req, "class"), "vmtool", cause)) != FP_OK ||
+	    (rc = add_str(args, "expr", command_opt(req, "--expr"), "vmtool", cause)) != FP_OK) {
 		json_decref(args);
 		return rc;
 	}
-	if (limit == 0) {
-		json_decref(args);
-		return bad_number(req, "--limits", LIMITS_WANT, command_opt(req, "--limits"), cause);
-	}
-	json_object_set_new(args, "limit", json_integer(limit));
+	value_options(req, args);
+	json_object_set_new(args, "limit", json_integer(command_int(req, "--limits")));
 	if ((rc = call(r, "vmtool", args, INSTANCES_TIMEOUT_MS, &end, cause)) != FP_OK)
 		return rc;
 	if (end.ok)
@@ -466,16 +365,15 @@ run_vmtool(struct runner *r, const struct cmd_request *req, struct sbuf *out, ch
 	return rc;
 }
 
-static int
-run_module(struct runner *r, const struct cmd_request *req, struct sbuf *out, char **cause)
+int
+runner_cmd_module(void *ctx, const struct cmd_request *req, struct sbuf *out, char **cause)
 {
+	struct runner *r = ctx;
 	struct proto_msg end;
 	json_t *args, *v;
 	size_t i;
 	int rc;
 
-	if (req->nargs == 0)
-		return fail(cause, FP_EUSAGE, "module: missing the file path (usage: module filepath)");
 	args = json_object();
 	if ((rc = add_str(args, "path", req->args[0], "module", cause)) != FP_OK) {
 		json_decref(args);
@@ -622,9 +520,10 @@ script_file(const char *word, struct stat *st, char **cause)
 	return FP_OK;
 }
 
-static int
-run_execute(struct runner *r, const struct cmd_request *req, struct sbuf *out, char **cause)
+int
+runner_cmd_execute(void *ctx, const struct cmd_request *req, struct sbuf *out, char **cause)
 {
+	struct runner *r = ctx;
 	struct proto_msg end;
 	struct sbuf code = { 0 };
 	struct stat st;
@@ -634,12 +533,7 @@ run_execute(struct runner *r, const struct cmd_request *req, struct sbuf *out, c
 	size_t i, len;
 	int rc;
 
-	if (req->nargs == 0)
-		return fail(cause, FP_EUSAGE, "execute: missing the file or the code "
-		    "(usage: execute %s)", req->spec->usage);
-	if ((rc = parse_int(req, "--timeout", 1, 86400 * 365, 0,
-	    "seconds from 1 to 31536000 (a year)", &timeout, cause)) != FP_OK)
-		return rc;
+	timeout = command_int(req, "--timeout");	/* 0: none */
 	if (req->nargs == 1 && (rc = script_file(req->args[0], &st, cause)) != FP_OK)
 		return rc;
 	args = json_object();
@@ -719,9 +613,10 @@ ends_block(const struct sbuf *buf, const char *line)
 	return true;
 }
 
-static int
-run_console(struct runner *r, const struct cmd_request *req, struct sbuf *out, char **cause)
+int
+runner_cmd_console(void *ctx, const struct cmd_request *req, struct sbuf *out, char **cause)
 {
+	struct runner *r = ctx;
 	struct sbuf buf = { 0 };
 	struct sigaction old;
 	struct proto_msg end;
@@ -906,9 +801,10 @@ stack_stats(const struct py_snapshot *snap)
 	    snap->nthreads, retries, stopped, partial);
 }
 
-static int
-run_stack(struct runner *r, const struct cmd_request *req, struct sbuf *out, char **cause)
+int
+runner_cmd_stack(void *ctx, const struct cmd_request *req, struct sbuf *out, char **cause)
 {
+	struct runner *r = ctx;
 	struct py_snapshot_opts opts = { 0 };
 	struct py_reader *reader = r->reader, *own = NULL;
 	struct py_snapshot *snap = NULL;
@@ -922,8 +818,7 @@ run_stack(struct runner *r, const struct cmd_request *req, struct sbuf *out, cha
 	pid_t pid = r->pid;
 	int rc, arc = FP_OK;
 
-	if (req->nargs == 1 && (rc = parse_pid(req->args[0], &pid, cause)) != FP_OK)
-		return rc;
+	pid = named_pid(req, pid);
 	if (pid <= 0)
 		return fail(cause, FP_EUSAGE, "stack: no process given (flight_profiler PID, or stack PID)");
 	if (file != NULL && *file == '\0')
@@ -989,52 +884,34 @@ stack_repeat(void)
 int
 runner_exec(struct runner *r, const char *line, struct sbuf *out, char **cause)
 {
+	const struct cmd_spec *spec = command_of_line(line);
 	struct proc_thread_stat st;
-	pid_t pid = r->pid;
-	bool existed;
-	static const struct {
-		const char *name;
-		int (*run)(struct runner *, const struct cmd_request *, struct sbuf *, char **);
-	} runs[] = {
-		{ "stack", run_stack },
-		{ "getglobal", run_getglobal },
-		{ "vmtool", run_vmtool },
-		{ "module", run_module },
-		{ "execute", run_execute },
-		{ "console", run_console },
-	};
 	struct cmd_request *req;
-	size_t i;
+	pid_t pid;
+	bool existed;
 	long n;
 	int rc;
 
+	/* A command this build or this front end lacks says so before its usage. */
+	if (spec != NULL && (rc = command_unavailable(spec, cause)) != FP_OK)
+		return rc;
 	if ((rc = command_parse(line, &req, cause)) != FP_OK)
 		return rc;
 	if (req == NULL)
 		return FP_OK;
-	if (strcmp(req->spec->name, "help") == 0) {
-		rc = command_help(out, req->nargs ? req->args[0] : NULL, cause);
-		command_request_free(req);
-		return rc;
-	}
-	for (i = 0; i < FP_NELEM(runs); i++)
-		if (strcmp(req->spec->name, runs[i].name) == 0)
-			break;
-	if (strcmp(req->spec->name, "stack") == 0 && req->nargs == 1)
-		(void)parse_pid(req->args[0], &pid, NULL);
+	spec = req->spec;
+	pid = named_pid(req, r->pid);
 	existed = pid > 0 && procfs_thread_stat(pid, pid, &st);
-	if (i < FP_NELEM(runs)) {
-		rc = runs[i].run(r, req, out, cause);
-		/*
-		 * FP_STACK_REPEAT=N, for tests and benchmarks only: `stack` runs
-		 * N times in this process, its outputs one after another, so
-		 * that thousands of reads cost no process start each.
-		 */
-		for (n = runs[i].run == run_stack ? stack_repeat() : 1; rc == FP_OK && n > 1; n--)
-			rc = runs[i].run(r, req, out, cause);
-	} else
-		rc = fail(cause, FP_ERR, "%s: not implemented", req->spec->name);
-	rc = procfs_explain_failure(pid, existed, rc, cause);
+	rc = spec->run(spec->ctx ? spec->ctx : r, req, out, cause);
+	/*
+	 * FP_STACK_REPEAT=N, for tests and benchmarks only: `stack` runs N
+	 * times in this process, its outputs one after another, so that
+	 * thousands of reads cost no process start each.
+	 */
+	for (n = spec->run == runner_cmd_stack ? stack_repeat() : 1; rc == FP_OK && n > 1; n--)
+		rc = spec->run(r, req, out, cause);
+	if (spec->ctx == NULL)
+		rc = procfs_explain_failure(pid, existed, rc, cause);
 	command_request_free(req);
 	return rc;
 }

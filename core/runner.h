@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "core/command.h"
 #include "core/util.h"
 
 struct runner;
@@ -65,9 +66,15 @@ void runner_session_failed(struct runner *r);
 enum runner_agent_state runner_agent_state(const struct runner *r);
 
 /*
- * Parse and run one command line, appending its output to `out`.  Returns
- * an enum fp_status; on failure *cause is the one-line message.
+ * Parse and run one command line, appending its output to `out`: the
+ * handler of its entry in the command table (a front end's own command
+ * goes to the handler that front end bound).  Returns an enum fp_status;
+ * on failure *cause is the one-line message.
  */
 int runner_exec(struct runner *r, const char *line, struct sbuf *out, char **cause);
+
+/* The handlers of the command table (core/command_table.c); ctx is the runner. */
+cmd_run_fn runner_cmd_stack, runner_cmd_getglobal, runner_cmd_vmtool, runner_cmd_module,
+    runner_cmd_execute, runner_cmd_console;
 
 #endif
