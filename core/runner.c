@@ -900,6 +900,11 @@ runner_exec(struct runner *r, const char *line, struct sbuf *out, char **cause)
 	if (req == NULL)
 		return FP_OK;
 	spec = req->spec;
+	/* A subcommand not built while its command is (mem diff, one day). */
+	if ((rc = command_unavailable(spec, cause)) != FP_OK) {
+		command_request_free(req);
+		return rc;
+	}
 	pid = named_pid(req, r->pid);
 	existed = pid > 0 && procfs_thread_stat(pid, pid, &st);
 	rc = spec->run(spec->ctx ? spec->ctx : r, req, out, cause);
