@@ -48,20 +48,76 @@ const struct session_info *session_info(const struct session *s);
 bool session_has_cap(const struct session *s, const char *cap);
 pid_t session_pid(const struct session *s);
 
-/* Send request `cmd` with `args` (stolen; NULL for none); *id is its id. */
-int session_send(struct session *s, const char *cmd, json_t *args, uint64_t *id, char **cause);
+/*
+ * Several requests may be in flight on one session; every message reaches
+ * the request it belongs to.  A request is either driven by a handler
+ * (session_start: its callbacks run from session_pump/session_wait) or
+ * queued (session_send: its messages wait in a bounded queue for
+ * session_next).  Nothing of one request is ever dropped for another's
+ * sake; a queued request that nobody reads keeps at most
+ * SESSION_QUEUE_MAX events (the oldest are dropped and counted).
+ */
+#define SESSION_QUEUE_MAX 4096
+
+struct session_handler {
+	/* An event's data (borrowed; may be NULL). */
+	void (*event)(void *ctx, uint64_t id, json_t *data);
+	/* The request's end (borrowed): check end->ok.  The request is over. */
+	void (*end)(void *ctx, uint64_t id, const struct proto_msg *end);
+	/* The connection failed (status, why): the request is over. */
+	void (*error)(void *ctx, uint64_t id, int status, const char *cause);
+};
 
 /*
- * The next message for request `id`: an event or its end, in *msg (free
- * with proto_msg_clear).  timeout_ms < 0 waits as long as the agent
- * answers pings and the target lives; when a timeout runs out, FP_OK with
- * msg->root == NULL (the caller may cancel).  Messages of other requests
- * are dropped.
+ * Send request `cmd` with `args` (stolen; NULL for none) whose messages go
+ * to handler h (copied by pointer: it must outlive the request) with ctx;
+ * *id is its id.  Callbacks may start, cancel or forget requests, never
+ * close the session.
+ */
+int session_start(struct session *s, const char *cmd, json_t *args,
+    const struct session_handler *h, void *ctx, uint64_t *id, char **cause);
+
+/* Send request `cmd` with `args` (stolen; NULL for none), queued for session_next; *id is its id. */
+int session_send(struct session *s, const char *cmd, json_t *args, uint64_t *id, char **cause);
+
+/* The socket, for a caller's poll(): readable means session_pump has work. */
+int session_fd(const struct session *s);
+
+/*
+ * Read what has arrived without blocking (a bounded amount, so a flood
+ * cannot starve the caller's other inputs) and dispatch every complete
+ * message; notices an agent gone silent (pings it) or a target that
+ * exited.  On a failed connection every open request ends (handlers get
+ * error(), queued requests return it from session_next) and the status is
+ * returned with *cause.
+ */
+int session_pump(struct session *s, char **cause);
+/* session_pump after waiting up to timeout_ms for the socket (0: do not wait). */
+int session_wait(struct session *s, int timeout_ms, char **cause);
+
+/* Requests started or sent and not over yet. */
+size_t session_pending(const struct session *s);
+/* Events of queued request id dropped because nobody read them. */
+uint64_t session_dropped(const struct session *s, uint64_t id);
+
+/*
+ * The next message for queued request `id`: an event or its end, in *msg
+ * (free with proto_msg_clear); after the end the request is over.
+ * timeout_ms < 0 waits as long as the agent answers pings and the target
+ * lives; when a timeout runs out, FP_OK with msg->root == NULL (the caller
+ * may cancel).  Messages of other requests reach their own queues or
+ * handlers meanwhile.
  */
 int session_next(struct session *s, uint64_t id, int timeout_ms, struct proto_msg *msg,
     char **cause);
 
-/* Ask the agent to cancel request `id` (its end still follows). */
+/*
+ * Stop caring about request `id`: its queued messages are freed, later
+ * ones dropped, and nothing more is called for it.  Does not cancel it.
+ */
+void session_forget(struct session *s, uint64_t id);
+
+/* Ask the agent to cancel request `id` (its end still follows); other requests go on. */
 int session_cancel(struct session *s, uint64_t id, char **cause);
 
 /*

@@ -110,8 +110,10 @@ inside_quiesce(struct tui *t)
 
 	if (in == NULL || in->job == JOB_NONE)
 		return;
-	if (s != NULL)
+	if (s != NULL) {
 		session_cancel(s, in->id, NULL);
+		session_forget(s, in->id);
+	}
 	if (in->job == JOB_LOCALS && in->locals == LOCALS_ASKING) {
 		in->locals = LOCALS_FAILED;
 		pane_locals_set(tui_pane(t, &pane_locals_ops), in->frame.function, NULL,
@@ -347,6 +349,7 @@ inside_tick(struct tui *t)
 				    "C call (L asks again)", LOCALS_TIMEOUT_MS / 1000);
 
 				session_cancel(s, in->id, NULL);
+				session_forget(s, in->id);
 				in->job = JOB_NONE;
 				in->locals = LOCALS_FAILED;
 				pane_locals_set(tui_pane(t, &pane_locals_ops), in->frame.function, NULL, why);
@@ -536,6 +539,7 @@ inside_names(void *ctx, enum cmdline_names kind, const char *module, const char 
 
 		if (now >= deadline) {
 			session_cancel(s, id, NULL);
+			session_forget(s, id);
 			*cause = xasprintf("completion: no answer from the agent within %.1f s (a thread "
 			    "may hold the GIL)", INSIDE_COMPLETE_MS / 1000.0);
 			break;
