@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/ring.h"
+#include "core/textstream.h"
 #include "tests/unit/tap.h"
 
 /* Every held record in order, consecutive seqs, and the byte sum agrees. */
@@ -148,13 +149,59 @@ test_many(void)
 	ring_free(r);
 }
 
+static const char *
+line(const struct textstream *ts, size_t i)
+{
+	const struct ring_record *rec = ring_get(textstream_ring(ts), i);
+
+	return rec ? rec->data : "(none)";
+}
+
+/* Output in arbitrary pieces becomes lines; the bounds hold and are reported. */
+static void
+test_textstream(void)
+{
+	struct textstream *ts = textstream_new(3, 16);
+	char big[100];
+	int i;
+
+	textstream_add(ts, "hel", 3);
+	textstream_add(ts, "lo\nwor", 6);
+	ok(ring_count(textstream_ring(ts)) == 1 && strcmp(line(ts, 0), "hello") == 0,
+	    "a line split over two pieces is one line; the partial one waits");
+	textstream_add(ts, "ld\n\nx", 5);
+	ok(ring_count(textstream_ring(ts)) == 3 && strcmp(line(ts, 1), "world") == 0 &&
+	    strcmp(line(ts, 2), "") == 0, "an empty line is a line");
+	textstream_note(ts, "[cancelled]");
+	ok(ring_count(textstream_ring(ts)) == 3 && strcmp(line(ts, 1), "x") == 0 &&
+	    strcmp(line(ts, 2), "[cancelled]") == 0 &&
+	    ring_get(textstream_ring(ts), 2)->type == TEXTSTREAM_NOTE,
+	    "a note flushes the partial line first; the oldest lines went");
+	ok(textstream_dropped(ts) == 2, "2 lines dropped to the line bound");
+	memset(big, 'b', sizeof big);
+	textstream_add(ts, big, 60);
+	textstream_add(ts, big, 40);
+	textstream_add(ts, "\n", 1);
+	ok(strlen(line(ts, ring_count(textstream_ring(ts)) - 1)) == 16 &&
+	    textstream_cut_bytes(ts) == 84, "a 100-byte line in pieces is cut to 16 bytes, 84 counted");
+	for (i = 0; i < 200000; i++)
+		textstream_add(ts, "line\n", 5);
+	ok(ring_count(textstream_ring(ts)) == 3 && ring_bytes(textstream_ring(ts)) <= 16 &&
+	    textstream_dropped(ts) == 6 + 200000 - 3,
+	    "200,000 lines keep 3 and count the rest (%llu dropped)",
+	    (unsigned long long)textstream_dropped(ts));
+	ok(textstream_total_bytes(ts) == 3 + 6 + 5 + 100 + 1 + 1000000, "every byte received is counted");
+	textstream_free(ts);
+}
+
 int
 main(void)
 {
-	plan(21 + 4 + 4 + 4);
+	plan(21 + 4 + 4 + 4 + 7);
 	test_count_bound_and_wrap();
 	test_byte_bound();
 	test_huge_record();
 	test_many();
+	test_textstream();
 	return tap_failed != 0;
 }
