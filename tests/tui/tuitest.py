@@ -1040,6 +1040,15 @@ def output_history(target, workdir):
         s.tmux.keys(*(["h"] * 24))
         TAP.ok(s.wait(lambda sc: output_has("3 of 3")(sc) and "from column" not in sc, "left")
                is not None, "output: h scrolls back to the first column", tmux.capture())
+        s.tmux.keys(":")
+        s.tmux.type('execute "for i in range(120000): print(i)"')
+        s.tmux.keys("Enter")
+        s.wait(has("execute: done"), "a long output")
+        s.tmux.keys("G")
+        sc = s.wait(lambda sc: output_has("older lines dropped")(sc) and console_line("119999")(sc),
+                    "its end")
+        TAP.ok(sc is not None, "output: past its bound the oldest lines go and the title counts them",
+               tmux.capture())
         s.tmux.keys("q")
         TAP.ok(s.finished()[0] == 0, "output history: exit status 0")
     finally:
