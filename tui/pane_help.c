@@ -170,7 +170,7 @@ help_open(struct pane *p)
 	add(h, NULL, xstrdup(":theme NAME"), "switch theme (default light monochrome high-contrast)");
 	add(h, NULL, xstrdup(":delay SECS"), "set the refresh interval");
 	add(h, "", NULL, NULL);
-	add(h, "Console (c, :console, :execute)", NULL, NULL);
+	add(h, "Console (c or :console; :execute prints into the output pane)", NULL, NULL);
 	add(h, NULL, xstrdup("Enter"), "run the line; a block takes more lines");
 	add(h, NULL, xstrdup("C-c"), "drop the line, or interrupt the running statement");
 	add(h, NULL, xstrdup("Esc C-d"), "leave the console (its variables stay)");
