@@ -233,8 +233,10 @@ output_title(struct pane *p, struct sbuf *out)
 	sbuf_addf(out, "Output %s %s", dot, command_name(o, head));
 	if (total > 1 && head != SIZE_MAX)
 		sbuf_addf(out, " %s %zu of %zu", dot, k, total);
-	if (o->open && p->tui->busy && head_of(p, n) == head)
-		sbuf_addf(out, " %s running (Ctrl-C interrupts)", dot);
+	/* an entry still open is a statement still running (in the
+	 * foreground or in the background) */
+	if (o->open && head_of(p, n) == head)
+		sbuf_addf(out, " %s running (Esc interrupts)", dot);
 	if (o->hscroll > 0)
 		sbuf_addf(out, " %s from column %d", dot, o->hscroll + 1);
 	if (outstore_dropped(o->store) > 0)

@@ -1041,6 +1041,16 @@ def output_history(target, workdir):
         TAP.ok(s.wait(lambda sc: output_has("3 of 3")(sc) and "from column" not in sc, "left")
                is not None, "output: h scrolls back to the first column", tmux.capture())
         s.tmux.keys(":")
+        s.tmux.type('execute "import time; time.sleep(30)"')
+        s.tmux.keys("Enter")
+        sc = s.wait(output_has("time.sleep(30)", "running (Esc interrupts)"), "a long statement")
+        TAP.ok(sc is not None, "output: a statement still running says so in the title", tmux.capture())
+        s.tmux.keys("Escape")
+        sc = s.wait(lambda sc: output_has("time.sleep(30)")(sc) and "running (" not in sc and
+                    "KeyboardInterrupt" in sc, "interrupted")
+        TAP.ok(sc is not None, "output: Esc interrupts it; the traceback ends its output",
+               tmux.capture())
+        s.tmux.keys(":")
         s.tmux.type('execute "for i in range(120000): print(i)"')
         s.tmux.keys("Enter")
         s.wait(has("execute: done"), "a long output")
