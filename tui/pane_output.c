@@ -114,8 +114,16 @@ follow(struct pane *p)
 	struct output *o = p->data;
 	size_t n = output_nlines(p);
 
-	if (o->follow && n > 0)
+	if (o->follow && n > 0) {
 		pane_set_cursor(p, n - 1);
+	} else if (o->open && p->top < p->cursor) {
+		/*
+		 * The page was filled from above while the command had no
+		 * output yet: bring its heading up as its output comes.
+		 */
+		p->top = p->cursor;
+		pane_clamp(p);
+	}
 	p->tui->dirty = true;
 }
 
