@@ -216,7 +216,7 @@ static struct cmd_spec cmd_console = {
 	.summary = "an interactive Python console inside the process (loads the agent); "
 	    "with --cmd, statements are read from standard input; `import __main__` reaches "
 	    "the program's globals, exit() or Ctrl-D leaves, Ctrl-C interrupts a statement",
-	.flags = CMD_STATEMENT,
+	.flags = CMD_STATEMENT | CMD_INTERACTIVE,
 	.run = runner_cmd_console,
 };
 

@@ -805,6 +805,22 @@ def help_and_keys(target, workdir):
                                       for c in ("stack", "console", "quit", "save", "theme", "delay")),
                ":help lists every command, the TUI's own ones too", tmux.capture())
         s.tmux.keys("z", "Escape")
+        # The TUI's own commands and the guide's to come go through the
+        # command table: its grammar, its answers.
+        for cmd, said in (("delay 0", "delay: seconds wants seconds from 0.1 to 3600, not '0'"),
+                          ("theme a b", "theme: expected at most 1 argument, got 2"),
+                          ("watch __main__ f", "'watch' is a command of the guide that this "
+                           "build does not have yet")):
+            s.tmux.keys(":")
+            s.tmux.type(cmd)
+            s.tmux.keys("Enter")
+            TAP.ok(s.wait(has(said), ":" + cmd) is not None, ":%s says %s" % (cmd, said),
+                   tmux.capture())
+        s.tmux.keys(":")
+        s.tmux.type("delay 2")
+        s.tmux.keys("Enter")
+        TAP.ok(s.wait(has("refreshing every 2s"), ":delay 2") is not None,
+               ":delay 2 runs the TUI's handler", tmux.capture())
         s.tmux.keys("Tab", "?")
         sc = s.wait(has("Help 1-", "scroll"), "help")
         TAP.ok(sc is not None, "the help overlay's title says it scrolls and where it is", tmux.capture())
@@ -845,8 +861,10 @@ def help_and_keys(target, workdir):
                "paused, the function bar says Space Resume", tmux.capture())
         s.tmux.keys("Space")
         TAP.ok(s.wait(has("Space Pause"), "resume") is not None, "live again, it says Pause")
-        s.tmux.keys("q")
-        TAP.ok(s.finished()[0] == 0, "help and keys: exit status 0")
+        s.tmux.keys(":")
+        s.tmux.type("exit")
+        s.tmux.keys("Enter")
+        TAP.ok(s.finished()[0] == 0, "help and keys: :exit (quit's alias) leaves, exit status 0")
     finally:
         tmux.kill()
 
