@@ -62,6 +62,7 @@ struct py_reader {
 	 * FP_STACK_CHECK is set to anything but 1 (benchmarks of the parts).
 	 */
 	bool may_stop, stop_allowed;
+	unsigned quick_tries;		/* this snapshot's opts->tries, 0 = rounds */
 	uint64_t code_type;		/* &PyCode_Type, once seen */
 	/*
 	 * Per thread state, the pages its last read touched: the next read
