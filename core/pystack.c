@@ -18,6 +18,7 @@
 
 #define DEFAULT_DEPTH	4096
 #define SYS_futex_nr	202	/* x86_64 */
+#define PREFETCH_PAGES	128	/* pages re-read at once by a no_proc snapshot */
 
 struct tid_info {
 	pid_t tid;
@@ -228,10 +229,25 @@ py_reader_snapshot(struct py_reader *r, const struct py_snapshot_opts *opts,
 
 	*snapp = NULL;
 	r->generation++;
-	mem_cache_clear(r->mc);
 	/* Without /proc only where the tids can be known without it. */
 	no_proc = opts->no_proc && !opts->block && !opts->native &&
 	    (o->tstate_native_thread_id != PYOFF_NONE || r->pthread_tid_off >= 0);
+	if (no_proc) {
+		/*
+		 * A sampler looks again and again: every page the last look
+		 * used is read again at once, in one system call, and the walk
+		 * then finds most of what it needs in the cache.
+		 */
+		uint64_t pages[PREFETCH_PAGES];
+		size_t npages = mem_cache_pages(r->mc, pages, PREFETCH_PAGES);
+
+		mem_cache_clear(r->mc);
+		mem_cache_refresh(r->mc, pages, npages);
+		r->prefetched = npages > 0;
+	} else {
+		r->prefetched = false;
+		mem_cache_clear(r->mc);
+	}
 	/* States first: once anything is stopped, every thread looks stopped. */
 	if (!no_proc && (rc = procfs_tids(pid, &tidv, &ntids, cause)) != FP_OK)
 		return rc;
@@ -335,7 +351,7 @@ py_reader_snapshot(struct py_reader *r, const struct py_snapshot_opts *opts,
 		pyframes_read(r, t, depth);
 		if (t->tstate == holder)
 			t->gil = GIL_HELD;
-		else if (holder != 0 && waits_on_gil(r, t->tid, gil))
+		else if (holder != 0 && !no_proc && waits_on_gil(r, t->tid, gil))
 			t->gil = GIL_WAITING;
 		else
 			t->gil = GIL_NONE;
@@ -379,7 +395,7 @@ py_reader_snapshot(struct py_reader *r, const struct py_snapshot_opts *opts,
 	/* What was read from a process that is gone is not its state: say so. */
 	if (!no_proc && !procfs_exists(pid))
 		rc = fail(cause, FP_EEXITED, "process %d exited while being read", (int)pid);
-	else if (!same_interpreter(r, interp))
+	else if (!no_proc && !same_interpreter(r, interp))
 		rc = fail(cause, FP_EEXITED, "process %d replaced its Python while being read (it ran "
 		    "another program with exec, or shut its interpreter down): attach to it again",
 		    (int)pid);

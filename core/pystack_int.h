@@ -63,6 +63,12 @@ struct py_reader {
 	 */
 	bool may_stop, stop_allowed;
 	unsigned quick_tries;		/* this snapshot's opts->tries, 0 = rounds */
+	/*
+	 * The pages of the last snapshot were just re-read in one batch
+	 * (no_proc): a first read of each stack is served from them, not
+	 * expired and read again.  The checks for tearing still look live.
+	 */
+	bool prefetched;
 	uint64_t code_type;		/* &PyCode_Type, once seen */
 	/*
 	 * Per thread state, the pages its last read touched: the next read

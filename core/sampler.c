@@ -18,11 +18,16 @@
 /* Consecutive failed ticks after which a target still there is given up. */
 #define MAX_FAILED	200
 
-/* An OS thread, with its stat file kept open: one pread per look. */
+/*
+ * An OS thread, with its schedstat file kept open: one pread per look.
+ * A thread was on a CPU in an interval when its run time grew: a thread
+ * preempted while runnable (state R, a loaded machine) does not count,
+ * so cpu mode follows CPU time, not the scheduler's queue.
+ */
 struct tinfo {
 	pid_t tid;
-	int fd;			/* /proc/PID/task/TID/stat, -1 if unopenable */
-	char state;
+	int fd;			/* /proc/PID/task/TID/schedstat, -1 if unopenable */
+	uint64_t ran_ns;	/* run time at the last look */
 	char *name;		/* Python's or the OS's name, NULL if unknown */
 	bool seen;		/* in the latest thread list */
 };
@@ -39,6 +44,8 @@ struct sampler {
 	struct sampler_stats st;
 	char *version;
 };
+
+static bool ran_since(struct tinfo *ti);
 
 static struct tinfo *
 tinfo_find(struct sampler *s, pid_t tid)
@@ -79,8 +86,10 @@ refresh_threads(struct sampler *s)
 			ti = ARRAY_PUSH(s->tids, s->ntids, s->atids);
 			memset(ti, 0, sizeof *ti);
 			ti->tid = tidv[i];
-			snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)s->pid, (int)tidv[i]);
+			snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", (int)s->pid,
+			    (int)tidv[i]);
 			ti->fd = open(path, O_RDONLY | O_CLOEXEC);
+			(void)ran_since(ti);
 			s->need_names = true;
 		}
 		ti->seen = true;
@@ -95,18 +104,20 @@ refresh_threads(struct sampler *s)
 	free(tidv);
 }
 
-/* The state letter after "(comm) ", re-read through the open file. */
-static char
-look_state(struct tinfo *ti)
+/* Did the thread run since the last look?  Reads its schedstat again. */
+static bool
+ran_since(struct tinfo *ti)
 {
-	char buf[512], *p;
+	char buf[128];
 	ssize_t len;
+	uint64_t ran, before = ti->ran_ns;
 
 	if (ti->fd < 0 || (len = pread(ti->fd, buf, sizeof buf - 1, 0)) <= 0)
-		return 0;
+		return false;
 	buf[len] = '\0';
-	p = strrchr(buf, ')');
-	return p != NULL && p[1] == ' ' ? p[2] : 0;
+	ran = strtoull(buf, NULL, 10);
+	ti->ran_ns = ran;
+	return ran > before;
 }
 
 /* Names from a full snapshot: Python's where threading has them. */
@@ -202,7 +213,7 @@ emit(struct sampler *s, struct py_snapshot *snap, uint64_t t0, uint64_t weight,
 		struct py_thread *t = &snap->threads[i];
 		struct tinfo *ti = tinfo_find(s, t->tid);
 		struct sample smp;
-		char state = t->os_state;
+		bool on_cpu = t->os_state == 'R';
 
 		if (t->tstate == 0)
 			continue;	/* an OS thread Python does not know (--native) */
@@ -211,16 +222,16 @@ emit(struct sampler *s, struct py_snapshot *snap, uint64_t t0, uint64_t weight,
 			s->st.torn++;
 			continue;
 		}
-		if (need_state && ti != NULL && state == 0)
-			state = look_state(ti);
+		if (need_state && ti != NULL && ti->fd >= 0)
+			on_cpu = ran_since(ti);
 		if (t->name == NULL && ti != NULL && ti->name != NULL)
 			t->name = xstrdup(ti->name);
-		if (!keep(s, t, state == 'R'))
+		if (!keep(s, t, on_cpu))
 			continue;
 		smp.time_ns = t0;
 		smp.weight_ns = weight;
 		smp.thread = t;
-		smp.on_cpu = state == 'R';
+		smp.on_cpu = on_cpu;
 		s->st.samples++;
 		sink(arg, &smp);
 	}
@@ -294,8 +305,11 @@ sampler_run(struct sampler *s, sampler_sink_fn *sink, void *arg,
 		s->st.busy_ns += now_ns() - t0;
 		next += next_interval(s);
 		if (now_ns() >= next) {
-			s->st.late++;
-			next = now_ns();
+			/* Behind by more than a period: start again from now, and say so. */
+			if (now_ns() - next > 1000000000ull / s->opts.rate) {
+				s->st.late++;
+				next = now_ns();
+			}
 			continue;
 		}
 		{
@@ -331,10 +345,12 @@ sampler_summary(const struct sampler *s)
 	double torn = st->thread_reads > 0 ? 100.0 * (double)st->torn / (double)st->thread_reads : 0;
 	double busy = st->elapsed_ns > 0 ? 100.0 * (double)st->busy_ns / (double)st->elapsed_ns : 0;
 
-	return xasprintf("%llu samples in %.1f s (%.1f Hz of %u asked), %.2f%% torn, "
-	    "%llu failed reads, %.0f%% busy%s",
-	    (unsigned long long)st->samples, secs, hz, s->opts.rate, torn,
-	    (unsigned long long)st->failed, busy,
+	double cpu_us = st->ticks > 0 ? (double)st->cpu_ns / 1e3 / (double)st->ticks : 0;
+
+	return xasprintf("%llu samples from %llu reads in %.1f s (%.1f Hz of %u asked), "
+	    "%.2f%% torn, %llu failed reads, %.1f us CPU per read, %.0f%% busy%s",
+	    (unsigned long long)st->samples, (unsigned long long)st->ticks, secs, hz,
+	    s->opts.rate, torn, (unsigned long long)st->failed, cpu_us, busy,
 	    st->late > st->ticks / 10 ? " (saturated: the rate asked is more than it reaches)" : "");
 }
 

@@ -5,9 +5,10 @@
  * stack with process_vm_readv while the threads run.  It must never stop
  * a thread (py_snapshot_opts.never_stop): a stack that changed under two
  * reads is counted torn and dropped, never chased.  /proc is read at a
- * lower rate than the samples (the thread list every REFRESH); a thread's
- * on-CPU state comes from a /proc stat file kept open and re-read only
- * when the mode needs it.  Intervals are randomised around the requested
+ * lower rate than the samples (the thread list every 200 ms); whether a
+ * thread was on a CPU comes from its schedstat file, kept open and re-read
+ * (one pread) only when the mode needs it: its run time grew since the
+ * last tick.  Intervals are randomised around the requested
  * rate (uniform in [0.5, 1.5) of the period) so that a periodic target
  * cannot alias with the sampler.
  */
@@ -44,7 +45,7 @@ struct sample {
 	uint64_t time_ns;	/* when the tick's read began (now_ns) */
 	uint64_t weight_ns;	/* time this sample stands for: since the last tick */
 	const struct py_thread *thread;	/* tid, name (may be NULL), gil, frames */
-	bool on_cpu;		/* running on a CPU (R) when last looked */
+	bool on_cpu;		/* ran on a CPU since the last tick (cpu, wall modes) */
 };
 
 typedef void sampler_sink_fn(void *arg, const struct sample *s);
