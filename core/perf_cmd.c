@@ -97,8 +97,6 @@ parse_args(pid_t pid, const struct cmd_request *req, struct perf_args *a, char *
 			    req->args[0]);
 		a->pid = (pid_t)n;
 	}
-	if (a->pid <= 0)
-		return fail(cause, FP_EUSAGE, "perf: no process given (flight_profiler PID, or perf PID)");
 	if ((v = command_opt(req, "--rate")) != NULL) {
 		errno = 0;
 		n = strtol(v, &end, 10);
@@ -134,6 +132,8 @@ parse_args(pid_t pid, const struct cmd_request *req, struct perf_args *a, char *
 	a->so.idle = command_opt(req, "--idle") != NULL;
 	a->so.native = command_opt(req, "--native") != NULL;
 	a->threads = command_opt(req, "--threads") != NULL;
+	if (a->pid <= 0)
+		return fail(cause, FP_EUSAGE, "perf: no process given (flight_profiler PID, or perf PID)");
 	return FP_OK;
 }
 
@@ -190,11 +190,13 @@ perf_cmd_run(pid_t pid, const struct cmd_request *req, struct sbuf *out, char **
 
 	if ((rc = parse_args(pid, req, &a, cause)) != FP_OK)
 		return rc;
+	/* The process first: a pid that is not Python leaves no empty file behind. */
+	if ((rc = sampler_open(a.pid, &a.so, &s, cause)) != FP_OK)
+		return rc;
 	/* Checked before sampling: a minute of samples is not lost to a typo. */
-	if ((fd = open(a.file, O_WRONLY | O_CREAT | O_CLOEXEC, 0644)) < 0)
-		return termsafe_fail(cause, FP_ERR, "perf: cannot write %s: %s", a.file, strerror(errno));
-	if ((rc = sampler_open(a.pid, &a.so, &s, cause)) != FP_OK) {
-		close(fd);
+	if ((fd = open(a.file, O_WRONLY | O_CREAT | O_CLOEXEC, 0644)) < 0) {
+		rc = termsafe_fail(cause, FP_ERR, "perf: cannot write %s: %s", a.file, strerror(errno));
+		sampler_close(s);
 		return rc;
 	}
 	prof = profile_new(a.threads);

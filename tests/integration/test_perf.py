@@ -205,6 +205,7 @@ def test_not_python(profiler, tmp_path):
         proc.wait()
     assert result.code == EXIT_NOT_PYTHON, result.describe()
     result.error_line()
+    assert not (tmp_path / "x.svg").exists()
 
 
 def test_target_exits_while_sampled(launch, profiler, any_python, tmp_path):
