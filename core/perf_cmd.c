@@ -13,10 +13,11 @@
 
 #include "core/flamesvg.h"
 #include "core/profile.h"
+#include "core/runner.h"
 #include "core/sampler.h"
 #include "core/termsafe.h"
 
-#define MAX_DURATION_S	(7 * 86400.0)
+#define MAX_DURATION_S	31536000.0	/* a year, as the command table says */
 
 enum perf_format { FMT_SVG, FMT_COLLAPSED, FMT_SPEEDSCOPE, FMT_TEXT };
 
@@ -90,11 +91,10 @@ parse_args(pid_t pid, const struct cmd_request *req, struct perf_args *a, char *
 	memset(a, 0, sizeof *a);
 	a->pid = pid;
 	a->so.rate = 100;
-	if (req->nargs == 1) {
-		n = strtol(req->args[0], &end, 10);
-		if (*req->args[0] == '\0' || *end != '\0' || n <= 0 || n > 0x7fffffff)
-			return termsafe_fail(cause, FP_EUSAGE, "perf: \"%s\" is not a process id",
-			    req->args[0]);
+	if ((v = command_arg(req, "pid")) != NULL) {
+		n = strtol(v, &end, 10);
+		if (*v == '\0' || *end != '\0' || n <= 0 || n > 0x7fffffff)
+			return termsafe_fail(cause, FP_EUSAGE, "perf: \"%s\" is not a process id", v);
 		a->pid = (pid_t)n;
 	}
 	if ((v = command_opt(req, "--rate")) != NULL) {
@@ -179,8 +179,9 @@ sample(struct sampler *s, struct profile *prof, char **cause)
 }
 
 int
-perf_cmd_run(pid_t pid, const struct cmd_request *req, struct sbuf *out, char **cause)
+perf_cmd_run(void *ctx, const struct cmd_request *req, struct sbuf *out, char **cause)
 {
+	pid_t pid = runner_pid(ctx);
 	struct perf_args a;
 	struct sampler *s = NULL;
 	struct profile *prof = NULL;

@@ -9,12 +9,12 @@
 #ifndef FP_PERF_CMD_H
 #define FP_PERF_CMD_H
 
-#include <sys/types.h>
-
 #include "core/command.h"
-#include "core/util.h"
 
-/* `pid` is the attached process (a positional pid overrides it). */
-int perf_cmd_run(pid_t pid, const struct cmd_request *req, struct sbuf *out, char **cause);
+/*
+ * The handler of `perf` in the command table (core/command_table.c); ctx
+ * is the runner, whose process is sampled unless the command names one.
+ */
+cmd_run_fn perf_cmd_run;
 
 #endif
