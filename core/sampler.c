@@ -222,7 +222,12 @@ emit(struct sampler *s, struct py_snapshot *snap, uint64_t t0, uint64_t weight,
 			s->st.torn++;
 			continue;
 		}
-		if (need_state && ti != NULL && ti->fd >= 0)
+		/*
+		 * --native stops each thread to unwind it, and a stopped and
+		 * resumed thread has run: there, the state letter read before
+		 * any stop says it.
+		 */
+		if (need_state && !s->opts.native && ti != NULL && ti->fd >= 0)
 			on_cpu = ran_since(ti);
 		if (t->name == NULL && ti != NULL && ti->name != NULL)
 			t->name = xstrdup(ti->name);

@@ -233,3 +233,21 @@ def test_sigint_writes_what_was_collected(launch, any_python, tmp_path):
     assert proc.returncode == EXIT_OK, (stdout, stderr)
     assert b"successfully" in stdout
     assert sum(n for _, n in collapsed(str(out))) > 0
+
+
+def test_native_merged_in_order(launch, profiler, any_python, tmp_path):
+    python = any_python
+    target = launch("hot.py", python, env={"FP_HOT": "threads"})
+    out, _ = perf(profiler, target.pid, tmp_path, "-d 1 -r 20 --native --threads")
+    stacks = collapsed(out)
+    # stopping a thread to unwind it must not make the sleeper look busy
+    assert "sleeper" not in thread_names(stacks), stacks
+    busy = [s for s, _ in stacks if s[0].startswith("thread busy-")]
+    assert busy, stacks
+    for s in busy:
+        py = [fname(f) for f in s if " (" in f and not f.startswith("thread ")]
+        # Python frames keep their order between the native ones
+        assert python.function_name("busy") in py, s
+        if "work" in py:
+            assert py.index(python.function_name("busy")) < py.index("work"), s
+        assert any(f.endswith("]") for f in s), s   # native frames: "name [module]"
