@@ -478,17 +478,13 @@ run_streaming(struct runner *r, const char *cmd, json_t *args, long timeout_s,
 static int
 statement_failed(struct runner *r, const struct proto_msg *end, const char *cmd, char **cause)
 {
-	struct statement_end e;
+	struct sbuf text = { 0 };
+	int rc = runner_statement_end(end, cmd, &text, cause);
 
-	if (strcmp(end->kind, "cancelled") == 0) {
-		io_write(r, "KeyboardInterrupt\n");
-		return fail(cause, FP_ERR, "%s: interrupted", cmd);
-	}
-	statement_end_from_msg(end, &e);
-	if (e.traceback != NULL && *e.traceback != '\0')
-		io_write(r, e.traceback);
-	statement_end_clear(&e);
-	return end_failure(end, cmd, cause);
+	if (text.len > 0)
+		io_write(r, text.s);
+	sbuf_free(&text);
+	return rc;
 }
 
 /*
@@ -526,20 +522,19 @@ script_file(const char *word, struct stat *st, char **cause)
 	return FP_OK;
 }
 
-int
-runner_cmd_execute(void *ctx, const struct cmd_request *req, struct sbuf *out, char **cause)
+/* The request of `execute CODE|FILE`: *argsp (new) and *timeout (s, 0: none). */
+static int
+execute_args(const struct cmd_request *req, json_t **argsp, long *timeout, char **cause)
 {
-	struct runner *r = ctx;
-	struct proto_msg end;
 	struct sbuf code = { 0 };
 	struct stat st;
 	json_t *args;
 	char *text = NULL, *abs = NULL;
-	long timeout;
 	size_t i, len;
 	int rc;
 
-	timeout = command_int(req, "--timeout");	/* 0: none */
+	*argsp = NULL;
+	*timeout = command_int(req, "--timeout");	/* 0: none */
 	if (req->nargs == 1 && (rc = script_file(req->args[0], &st, cause)) != FP_OK)
 		return rc;
 	args = json_object();
@@ -570,6 +565,21 @@ runner_cmd_execute(void *ctx, const struct cmd_request *req, struct sbuf *out, c
 		json_decref(args);
 		return rc;
 	}
+	*argsp = args;
+	return FP_OK;
+}
+
+int
+runner_cmd_execute(void *ctx, const struct cmd_request *req, struct sbuf *out, char **cause)
+{
+	struct runner *r = ctx;
+	struct proto_msg end;
+	json_t *args;
+	long timeout;
+	int rc;
+
+	if ((rc = execute_args(req, &args, &timeout, cause)) != FP_OK)
+		return rc;
 	if ((rc = run_streaming(r, "execute", args, timeout, &end, cause)) != FP_OK)
 		return rc;
 	if (!end.ok)
@@ -577,6 +587,74 @@ runner_cmd_execute(void *ctx, const struct cmd_request *req, struct sbuf *out, c
 	proto_msg_clear(&end);
 	(void)out;
 	return rc;
+}
+
+/* The parsed `execute ...` of line, or NULL (*cause says why when it is not one). */
+static struct cmd_request *
+parse_statement(const char *line, char **cause)
+{
+	struct cmd_request *req = NULL;
+
+	if (command_parse(line, &req, cause) != FP_OK)
+		return NULL;
+	if (req == NULL || req->spec->run != runner_cmd_execute) {
+		command_request_free(req);
+		fail(cause, FP_EUSAGE, "only execute runs in the background");
+		return NULL;
+	}
+	return req;
+}
+
+bool
+runner_is_statement(const char *line)
+{
+	struct cmd_request *req = parse_statement(line, NULL);
+
+	command_request_free(req);
+	return req != NULL;
+}
+
+int
+runner_start(struct runner *r, const char *line, const struct session_handler *h, void *ctx,
+    uint64_t *id, char **cause)
+{
+	struct cmd_request *req = parse_statement(line, cause);
+	struct session *s;
+	json_t *args = NULL;
+	long timeout;
+	int rc;
+
+	if (req == NULL)
+		return FP_EUSAGE;
+	rc = execute_args(req, &args, &timeout, cause);
+	command_request_free(req);
+	if (rc != FP_OK)
+		return rc;
+	if ((rc = agent(r, ATTACH_LOAD, &s, cause)) != FP_OK) {
+		json_decref(args);
+		return rc;
+	}
+	if ((rc = session_start(s, "execute", args, h, ctx, id, cause)) != FP_OK)
+		agent_failed(r, rc);
+	return rc;
+}
+
+int
+runner_statement_end(const struct proto_msg *end, const char *cmd, struct sbuf *text, char **cause)
+{
+	struct statement_end e;
+
+	if (end->ok)
+		return FP_OK;
+	if (strcmp(end->kind, "cancelled") == 0) {
+		sbuf_add(text, "KeyboardInterrupt\n");
+		return fail(cause, FP_ERR, "%s: interrupted", cmd);
+	}
+	statement_end_from_msg(end, &e);
+	if (e.traceback != NULL && *e.traceback != '\0')
+		sbuf_add(text, e.traceback);
+	statement_end_clear(&e);
+	return end_failure(end, cmd, cause);
 }
 
 static bool

@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include "core/command.h"
+#include "core/session.h"
 #include "core/util.h"
 
 struct runner;
@@ -78,5 +79,20 @@ int runner_exec(struct runner *r, const char *line, struct sbuf *out, char **cau
 /* The handlers of the command table (core/command_table.c); ctx is the runner. */
 cmd_run_fn runner_cmd_stack, runner_cmd_getglobal, runner_cmd_vmtool, runner_cmd_module,
     runner_cmd_execute, runner_cmd_console;
+
+/*
+ * A statement (`execute ...`) that runs while the front end goes on: is
+ * `line` one, and start it on the agent's session (loaded on need) with
+ * handler h; *id is its request (cancel it with session_cancel on
+ * runner_session).  Its events carry {"out": text}; give its end to
+ * runner_statement_end, which appends what the user should see (the
+ * traceback, KeyboardInterrupt) to text and returns the status and
+ * message as runner_exec would.
+ */
+bool runner_is_statement(const char *line);
+int runner_start(struct runner *r, const char *line, const struct session_handler *h, void *ctx,
+    uint64_t *id, char **cause);
+int runner_statement_end(const struct proto_msg *end, const char *cmd, struct sbuf *text,
+    char **cause);
 
 #endif
