@@ -464,9 +464,14 @@ void
 session_close(struct session *s)
 {
 	struct request *r;
+	char *why;
 
 	if (s == NULL)
 		return;
+	/* Handled requests hear that they are over. */
+	why = xstrdup("the session with the agent was closed");
+	die(s, FP_ERR, &why);
+	free(why);
 	while ((r = s->reqs) != NULL) {
 		s->reqs = r->next;
 		free_request(r);

@@ -42,6 +42,7 @@ struct session;
  * failure.
  */
 int session_open(pid_t pid, int fd, int timeout_ms, struct session **s, char **cause);
+/* Close: the open handled requests get error() first. */
 void session_close(struct session *s);
 
 const struct session_info *session_info(const struct session *s);
