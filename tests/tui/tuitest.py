@@ -262,9 +262,9 @@ class Session:
     def masked(self, screen=None):
         return mask(self.tmux.capture() if screen is None else screen, self.ids, self.workdir)
 
-    def wait(self, pred, what):
+    def wait(self, pred, what, deadline=DEADLINE):
         """The masked screen once pred(screen) holds and it is steady."""
-        end = time.monotonic() + DEADLINE
+        end = time.monotonic() + deadline
         last = None
         while time.monotonic() < end:
             screen = self.masked()
@@ -1173,6 +1173,68 @@ def hostile(version, exe, workdir):
             shutil.rmtree("/tmp/.flight_profiler-%d" % target.pid, ignore_errors=True)
 
 
+# ---- live streams (issue 8): statements in the background -----------------
+
+LATE_THREAD = ('execute "import threading, time; threading.Thread(target=time.sleep, args=(60,), '
+               'name=\'fp-late\', daemon=True).start(); time.sleep(20)"')
+
+
+def live_statement(target, workdir):
+    """While `execute` sleeps 20 s in the target, the threads pane still
+    refreshes (a thread the statement started shows up), `:getglobal`
+    answers in its own output, and Esc interrupts only the statement."""
+    tmux = Tmux(200, 40)
+    try:
+        s = Session(tmux, target, workdir)
+        s.wait(has("Threads 5", "worker-c"), "open")
+        s.tmux.keys("L")
+        sc = s.wait(lambda x: "[y/N]" in x or "agent \u25cf" in x, "load question or agent")
+        if sc and "[y/N]" in sc:
+            s.tmux.keys("y")
+        s.wait(has("agent \u25cf"), "agent loaded")
+        s.tmux.type(":" + LATE_THREAD)
+        s.tmux.keys("Enter")
+        sc = s.wait(has("fp-late", "running in process"), "the statement's thread in the threads pane")
+        TAP.ok(sc is not None, "live: while a statement runs, the threads pane refreshes "
+               "(a thread it started appears)", tmux.capture())
+        s.tmux.type(":getglobal __main__ NEVER")
+        s.tmux.keys("Enter")
+        sc = s.wait(has("TYPE:  threading.Event"), "getglobal answer")
+        TAP.ok(sc is not None and "KeyboardInterrupt" not in sc,
+               "live: :getglobal answers while the statement runs, which goes on", tmux.capture())
+        s.tmux.keys("Escape")
+        sc = s.wait(has("interrupting the statement"), "interrupting")
+        TAP.ok(sc is not None and "TYPE:  threading.Event" in sc,
+               "live: Esc interrupts the statement, not the TUI or the answer shown", tmux.capture())
+        # KeyboardInterrupt is raised when the sleep (a C call) returns: up to 20 s.
+        sc = s.wait(has("execute: interrupted"), "interrupted", deadline=40)
+        TAP.ok(sc is not None and "TYPE:  threading.Event" in sc,
+               "live: the statement ends interrupted (KeyboardInterrupt), the answer stays",
+               tmux.capture())
+        s.tmux.type(":getglobal __main__ NEVER -e target.is_set()")
+        s.tmux.keys("Enter")
+        TAP.ok(s.wait(has("False"), "after") is not None,
+               "live: the session goes on after the interrupt", tmux.capture())
+        s.tmux.keys("q")
+        TAP.ok(s.finished()[0] == 0, "live statement: exit status 0")
+    finally:
+        tmux.kill()
+
+
+def streams(exe, workdir):
+    target = None
+    try:
+        target = Target(exe, workdir)
+        live_statement(target, workdir)
+        check_target(target, "live streams", True)
+    except RuntimeError as e:
+        TAP.ok(False, "live streams", str(e))
+    finally:
+        if target:
+            target.stop()
+            shutil.rmtree("/tmp/.flight_profiler-%d" % target.pid, ignore_errors=True)
+
+
 def screens():
     if shutil.which("tmux") is None:
         TAP.skip("TUI screens", "tmux is not installed (apt-get install tmux)")
@@ -1193,6 +1255,7 @@ def screens():
             agent_run(found[0], workdir, 200, 50)
             more_keys(found[0], workdir)
             newuser(found[0], workdir)
+            streams(found[0], workdir)
             signals(found[0], workdir)
             target_exits(found[0], workdir)
             hostile(want, found[0], workdir)
@@ -1322,11 +1385,23 @@ def newuser_only():
         shutil.rmtree(workdir, ignore_errors=True)
 
 
+def streams_only():
+    """The live-stream checks alone, on the goldens' CPython (for iterating)."""
+    with open(os.path.join(GOLDEN, "PYTHON")) as f:
+        want = f.read().strip()
+    found = [exe for version, exe in pythons() if version == want]
+    workdir = tempfile.mkdtemp(prefix="fptui.", dir="/tmp")
+    try:
+        streams(found[0], workdir)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
 def main():
     what = sys.argv[1] if len(sys.argv) > 1 else "screens"
     try:
         {"screens": screens, "linemode": linemode, "newuser": newuser_only,
-         "hostile": hostile_only}[what]()
+         "hostile": hostile_only, "streams": streams_only}[what]()
     except Exception as e:  # a harness bug must show as a failure, not a pass
         TAP.ok(False, "harness", "%s: %s" % (type(e).__name__, e))
     TAP.done()
