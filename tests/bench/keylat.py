@@ -78,6 +78,7 @@ class Tui:
         end = t0 + 2.0
         while time.monotonic() < end:
             chunk = self.read(end - time.monotonic())
+            self.seen = (self.seen + chunk)[-20000:]
             if b"~" in chunk:
                 return (time.monotonic() - t0) * 1000.0
         return None
@@ -96,17 +97,20 @@ def measure(tui, keys, streaming):
     tui.send(b":")
     tui.drain(0.2)
     lat, lost = [], 0
-    for _ in range(keys):
+    for i in range(keys):
+        if i % 50 == 0:
+            tui.send(b"\x15")  # Ctrl-U: keep the prompt line short
+            tui.drain(0.02, 0.5)
         if not streaming:
             tui.drain(0.01, 0.5)
         ms = tui.key_latency()
         if ms is None:
             lost += 1
+            if os.environ.get("FP_KEYLAT_DEBUG"):
+                sys.stderr.write("key %d: no echo; the TUI wrote: %r\n" % (i, tui.seen[-300:]))
         else:
             lat.append(ms)
         time.sleep(random.uniform(0.005, 0.02))
-        if len(lat) % 60 == 59:
-            tui.send(b"\x15")  # Ctrl-U: keep the prompt line short
     tui.send(b"\x15\x1b")  # clear, close the prompt
     tui.drain(0.1)
     return sorted(lat), lost
