@@ -1221,11 +1221,55 @@ def live_statement(target, workdir):
         tmux.kill()
 
 
+def rss_kb(pid, field):
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
+def big_output(target, workdir):
+    """A statement printing 200,000 lines streams into the output pane,
+    which keeps the newest 100,000 and says how many went; the client's
+    memory stays bounded and keys still answer."""
+    tmux = Tmux(200, 40)
+    try:
+        s = Session(tmux, target, workdir)
+        s.wait(has("Threads", "agent \u25cf"), "open with the agent")
+        pid = s.pid()
+        before = rss_kb(pid, "VmRSS")
+        s.tmux.type(':execute "for i in range(200000): print(i % 10)"')
+        s.tmux.keys("Enter")
+        sc = s.wait(has("execute: done"), "200,000 lines", deadline=60)
+        # 1 heading + 200,000 lines in a store of 100,000 records
+        TAP.ok(sc is not None and "100001 older lines dropped" in sc,
+               "live: 200,000 lines: the output pane keeps 100,000 and says how many it dropped",
+               tmux.capture())
+        peak = rss_kb(pid, "VmHWM")
+        TAP.ok(before is not None and peak is not None and peak - before < 64 * 1024,
+               "live: client memory stays bounded (peak RSS grew %s kB)" % (
+                   peak - before if peak and before else "?"))
+        s.tmux.keys("G")
+        sc = s.wait(has("100001 older lines dropped"), "G")
+        rows = [m.group(1).strip() for m in re.finditer("^\u2502(.*)\u2502$", sc or "", re.M)]
+        TAP.ok(rows[-3:] == ["7", "8", "9"],
+               "live: keys answer after the stream (G shows the last lines 7 8 9)", tmux.capture())
+        s.tmux.keys("q")
+        TAP.ok(s.finished()[0] == 0, "big output: exit status 0")
+    finally:
+        tmux.kill()
+
+
 def streams(exe, workdir):
     target = None
     try:
         target = Target(exe, workdir)
         live_statement(target, workdir)
+        big_output(target, workdir)
         check_target(target, "live streams", True)
     except RuntimeError as e:
         TAP.ok(False, "live streams", str(e))
