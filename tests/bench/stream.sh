@@ -39,7 +39,7 @@ time.sleep(3600)' >"$work/target.out" 2>&1 &
 
 echo "machine: $(uname -srm), $(nproc) cores; target: $("$py" -c 'import sys; print(sys.version.split()[0])')"
 start_target
+"$bin" "$target" --cmd "execute pass" >/dev/null	# loads the agent
 "$builddir/tests/bench/eventrate" "$target" 100000
 echo
-"$bin" "$target" --cmd "execute pass" >/dev/null
 /usr/bin/python3 "$srcdir/tests/bench/keylat.py" "$bin" "$target" "${FP_BENCH_KEYS:-300}"
