@@ -554,7 +554,8 @@ session_send(struct session *s, const char *cmd, json_t *args, uint64_t *id, cha
 int
 session_fd(const struct session *s)
 {
-	return s->fd;
+	/* A closed socket stays readable: polling it would spin. */
+	return s->dead != FP_OK || s->eof ? -1 : s->fd;
 }
 
 size_t
