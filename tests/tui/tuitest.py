@@ -8,6 +8,9 @@
     tuitest.py linemode   line mode and --cmd print the same text
     tuitest.py hostile    only the screens of a target whose names hold
                           terminal controls, on every interpreter
+    tuitest.py streams    only the live-stream checks (execute in the
+                          background, 200,000 lines); streams-all: on
+                          every interpreter
 
 Prints TAP for automake's tap-driver.sh (plan at the end).  Standard library
 only; run with Debian's /usr/bin/python3.  make check sets FP_BINARY,
@@ -1429,14 +1432,16 @@ def newuser_only():
         shutil.rmtree(workdir, ignore_errors=True)
 
 
-def streams_only():
-    """The live-stream checks alone, on the goldens' CPython (for iterating)."""
+def streams_only(every=False):
+    """The live-stream checks alone, on the goldens' CPython (for
+    iterating), or with `streams-all` on every configured one."""
     with open(os.path.join(GOLDEN, "PYTHON")) as f:
         want = f.read().strip()
-    found = [exe for version, exe in pythons() if version == want]
+    found = [exe for version, exe in pythons() if every or version == want]
     workdir = tempfile.mkdtemp(prefix="fptui.", dir="/tmp")
     try:
-        streams(found[0], workdir)
+        for exe in found:
+            streams(exe, workdir)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
@@ -1445,7 +1450,8 @@ def main():
     what = sys.argv[1] if len(sys.argv) > 1 else "screens"
     try:
         {"screens": screens, "linemode": linemode, "newuser": newuser_only,
-         "hostile": hostile_only, "streams": streams_only}[what]()
+         "hostile": hostile_only, "streams": streams_only,
+         "streams-all": lambda: streams_only(True)}[what]()
     except Exception as e:  # a harness bug must show as a failure, not a pass
         TAP.ok(False, "harness", "%s: %s" % (type(e).__name__, e))
     TAP.done()
