@@ -27,7 +27,6 @@
 /* Thread names for a plain `stack`: never worth waiting long for. */
 #define NAMES_TIMEOUT_MS 300
 /* After a cancel, how long a statement gets to stop. */
-#define CANCEL_GRACE_MS 3000
 /* How often runner_io.poll is called while a statement runs. */
 #define POLL_MS 40
 
@@ -399,6 +398,15 @@ runner_cmd_module(void *ctx, const struct cmd_request *req, struct sbuf *out, ch
 
 /* ---- execute, console -------------------------------------------------------- */
 
+int
+runner_not_stopped(const char *cmd, char **cause)
+{
+	return fail(cause, FP_ERR, "%s: the code did not stop within %d s of "
+	    "KeyboardInterrupt (it may be blocked in a C call or catch the interrupt); it "
+	    "goes on in an agent worker thread, other requests are not affected", cmd,
+	    RUNNER_CANCEL_GRACE_MS / 1000);
+}
+
 /*
  * Run one request whose events carry output ("out"), streaming it as it
  * comes; Ctrl-C or the timeout cancels it.  *endp is its end.
@@ -450,11 +458,8 @@ run_streaming(struct runner *r, const char *cmd, json_t *args, long timeout_s,
 				break;
 			cancelled_at = now_ns();
 			got_sigint = 0;
-		} else if (cancelled_at != 0 && now_ns() - cancelled_at > (uint64_t)CANCEL_GRACE_MS * 1000000) {
-			rc = fail(cause, FP_ERR, "%s: the code did not stop within %d s of "
-			    "KeyboardInterrupt (it may be blocked in a C call or catch the interrupt); it "
-			    "goes on in an agent worker thread, other requests are not affected", cmd,
-			    CANCEL_GRACE_MS / 1000);
+		} else if (cancelled_at != 0 && now_ns() - cancelled_at > (uint64_t)RUNNER_CANCEL_GRACE_MS * 1000000) {
+			rc = runner_not_stopped(cmd, cause);
 			given_up = true;
 			break;
 		} else if (cancelled_at != 0 && got_sigint) {

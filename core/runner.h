@@ -90,6 +90,13 @@ cmd_run_fn runner_cmd_stack, runner_cmd_getglobal, runner_cmd_vmtool, runner_cmd
  * message as runner_exec would.
  */
 bool runner_is_statement(const char *line);
+/*
+ * A cancelled statement that has not ended this long after its
+ * KeyboardInterrupt is given up on (it may be blocked in a C call);
+ * runner_not_stopped says so as the status and message.
+ */
+#define RUNNER_CANCEL_GRACE_MS 3000
+int runner_not_stopped(const char *cmd, char **cause);
 int runner_start(struct runner *r, const char *line, const struct session_handler *h, void *ctx,
     uint64_t *id, char **cause);
 int runner_statement_end(const struct proto_msg *end, const char *cmd, struct sbuf *text,

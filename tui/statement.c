@@ -17,6 +17,7 @@
 
 struct statement {
 	bool running, cancelled;
+	uint64_t cancelled_ns;	/* when the KeyboardInterrupt was asked for */
 	bool entry_open;	/* the output pane's open entry is ours */
 	uint64_t id;
 	struct session *session;	/* the one it was started on */
@@ -163,6 +164,27 @@ statement_start(struct tui *t, const char *line)
 	return true;
 }
 
+/*
+ * It did not stop after its KeyboardInterrupt (a C call, say): stop
+ * waiting for it.  It goes on in its agent worker; its end, when it comes,
+ * is dropped; the session and every other request go on.
+ */
+static void
+give_up(struct tui *t)
+{
+	struct statement *st = t->stmt;
+	char *cause = NULL;
+
+	session_forget(st->session, st->id);
+	runner_not_stopped("execute", &cause);
+	pane_output_end(entry(t), cause);
+	tui_status(t, true, "%s", cause);
+	free(cause);
+	st->entry_open = false;
+	st->running = false;
+	t->dirty = true;
+}
+
 void
 statement_cancel(struct tui *t)
 {
@@ -170,8 +192,13 @@ statement_cancel(struct tui *t)
 
 	if (st == NULL || !st->running)
 		return;
+	if (st->cancelled) {
+		give_up(t);	/* asked twice: not waiting any longer */
+		return;
+	}
 	if (session_cancel(st->session, st->id, NULL) == FP_OK) {
 		st->cancelled = true;
+		st->cancelled_ns = now_ns();
 		tui_status(t, false, "interrupting the statement (KeyboardInterrupt)...");
 	}
 	t->dirty = true;
@@ -192,6 +219,9 @@ statement_tick(struct tui *t, int *fd)
 	if ((s = runner_session(t->runner)) == NULL)
 		return -1;
 	*fd = session_fd(s);
+	if (statement_running(t) && t->stmt->cancelled &&
+	    now_ns() - t->stmt->cancelled_ns > (uint64_t)RUNNER_CANCEL_GRACE_MS * 1000000)
+		give_up(t);
 	return statement_running(t) ? TURN_MS : -1;
 }
 

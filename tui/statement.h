@@ -17,7 +17,11 @@
 /* Start `execute ...` (the whole line); false with the reason in the status. */
 bool statement_start(struct tui *t, const char *line);
 bool statement_running(const struct tui *t);
-/* Ask the agent to interrupt it (KeyboardInterrupt); its end follows. */
+/*
+ * Ask the agent to interrupt it (KeyboardInterrupt); its end follows.  A
+ * statement that has not stopped RUNNER_CANCEL_GRACE_MS later, or is
+ * cancelled twice, is given up on: it goes on in its worker, unwatched.
+ */
 void statement_cancel(struct tui *t);
 /*
  * The loop's turn: read what the agent sent (without blocking) and

@@ -1209,10 +1209,11 @@ def live_statement(target, workdir):
         sc = s.wait(has("interrupting the statement"), "interrupting")
         TAP.ok(sc is not None and "TYPE:  threading.Event" in sc,
                "live: Esc interrupts the statement, not the TUI or the answer shown", tmux.capture())
-        # KeyboardInterrupt is raised when the sleep (a C call) returns: up to 20 s.
-        sc = s.wait(has("execute: interrupted"), "interrupted", deadline=40)
-        TAP.ok(sc is not None and "TYPE:  threading.Event" in sc,
-               "live: the statement ends interrupted (KeyboardInterrupt), the answer stays",
+        # KeyboardInterrupt waits for the sleep (a C call) to return: after 3 s
+        # the TUI stops waiting for it, and says so; the rest goes on.
+        sc = s.wait(has("did not stop within 3 s of KeyboardInterrupt"), "given up")
+        TAP.ok(sc is not None and "TYPE:  threading.Event" in sc and "running (" not in sc,
+               "live: a statement stuck in a C call is given up on after 3 s, the answer stays",
                tmux.capture())
         s.tmux.type(":getglobal __main__ NEVER -e target.is_set()")
         s.tmux.keys("Enter")
