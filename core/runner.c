@@ -619,8 +619,49 @@ runner_is_statement(const char *line)
 	return req != NULL;
 }
 
+/* The session's calls for a statement, as the statement handler's typed ones. */
+static void
+relay_event(void *ctx, uint64_t id, json_t *data)
+{
+	struct runner_statement *st = ctx;
+	struct output_chunk c;
+
+	(void)id;
+	if (output_chunk_parse(data, &c)) {
+		st->h->output(st->ctx, c.text, c.len);
+		output_chunk_clear(&c);
+	}
+}
+
+static void
+relay_end(void *ctx, uint64_t id, const struct proto_msg *end)
+{
+	struct runner_statement *st = ctx;
+	struct sbuf text = { 0 };
+	char *cause = NULL;
+	int rc = runner_statement_end(end, "execute", &text, &cause);
+
+	(void)id;
+	st->h->end(st->ctx, rc, text.s != NULL ? text.s : "", text.len, cause);
+	sbuf_free(&text);
+	free(cause);
+}
+
+static void
+relay_error(void *ctx, uint64_t id, int status, const char *cause)
+{
+	struct runner_statement *st = ctx;
+
+	(void)id;
+	st->h->error(st->ctx, status, cause);
+}
+
+static const struct session_handler relay = {
+	.event = relay_event, .end = relay_end, .error = relay_error,
+};
+
 int
-runner_start(struct runner *r, const char *line, const struct session_handler *h, void *ctx,
+runner_start(struct runner *r, const char *line, struct runner_statement *st,
     uint64_t *id, char **cause)
 {
 	struct cmd_request *req = parse_statement(line, cause);
@@ -639,7 +680,7 @@ runner_start(struct runner *r, const char *line, const struct session_handler *h
 		json_decref(args);
 		return rc;
 	}
-	if ((rc = session_start(s, "execute", args, h, ctx, id, cause)) != FP_OK)
+	if ((rc = session_start(s, "execute", args, &relay, st, id, cause)) != FP_OK)
 		agent_failed(r, rc);
 	return rc;
 }

@@ -81,14 +81,25 @@ cmd_run_fn runner_cmd_stack, runner_cmd_getglobal, runner_cmd_vmtool, runner_cmd
     runner_cmd_execute, runner_cmd_console;
 
 /*
- * A statement (`execute ...`) that runs while the front end goes on: is
- * `line` one, and start it on the agent's session (loaded on need) with
- * handler h; *id is its request (cancel it with session_cancel on
- * runner_session).  Its events carry {"out": text}; give its end to
- * runner_statement_end, which appends what the user should see (the
- * traceback, KeyboardInterrupt) to text and returns the status and
- * message as runner_exec would.
+ * A statement (`execute ...`) that runs while the front end goes on.  Its
+ * front end sees typed calls, never the protocol: what it printed, then
+ * exactly one of its end (rc as runner_exec returns it; `text` what the
+ * user should see after the output -- the traceback, KeyboardInterrupt;
+ * `cause` the message when rc is not FP_OK) or a failed connection.
  */
+struct statement_handler {
+	void (*output)(void *ctx, const char *text, size_t len);
+	void (*end)(void *ctx, int rc, const char *text, size_t len, const char *cause);
+	void (*error)(void *ctx, int status, const char *cause);
+};
+
+/* The caller's, alive until the end, the error or session_forget. */
+struct runner_statement {
+	const struct statement_handler *h;
+	void *ctx;
+};
+
+/* Is `line` a statement (else a usage error runner_exec explains). */
 bool runner_is_statement(const char *line);
 /*
  * A cancelled statement that has not ended this long after its
@@ -97,7 +108,12 @@ bool runner_is_statement(const char *line);
  */
 #define RUNNER_CANCEL_GRACE_MS 3000
 int runner_not_stopped(const char *cmd, char **cause);
-int runner_start(struct runner *r, const char *line, const struct session_handler *h, void *ctx,
+/*
+ * Start `line` on the agent's session (loaded on need), reporting to st's
+ * handler; *id is its request (cancel it with session_cancel on
+ * runner_session, or drop it with session_forget).
+ */
+int runner_start(struct runner *r, const char *line, struct runner_statement *st,
     uint64_t *id, char **cause);
 int runner_statement_end(const struct proto_msg *end, const char *cmd, struct sbuf *text,
     char **cause);

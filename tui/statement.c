@@ -22,6 +22,7 @@ struct statement {
 	uint64_t id;
 	struct session *session;	/* the one it was started on */
 	char *line;		/* as typed, for the output pane's headings */
+	struct runner_statement relay;	/* the runner's calls back */
 };
 
 static struct statement *
@@ -65,28 +66,22 @@ statement_yield_output(struct tui *t)
 }
 
 static void
-on_event(void *ctx, uint64_t id, json_t *data)
+on_output(void *ctx, const char *text, size_t len)
 {
 	struct tui *t = ctx;
-	json_t *out = json_object_get(data, "out");
 
-	if (json_is_string(out)) {
-		pane_output_append(entry(t), json_string_value(out), json_string_length(out));
-		t->dirty = true;
-	}
+	pane_output_append(entry(t), text, len);
+	t->dirty = true;
 }
 
 static void
-on_end(void *ctx, uint64_t id, const struct proto_msg *end)
+on_end(void *ctx, int rc, const char *text, size_t len, const char *cause)
 {
 	struct tui *t = ctx;
-	struct sbuf text = { 0 };
-	char *cause = NULL;
 	struct pane *p = entry(t);
-	int rc = runner_statement_end(end, "execute", &text, &cause);
 
-	if (text.len > 0)
-		pane_output_append(p, text.s, text.len);
+	if (len > 0)
+		pane_output_append(p, text, len);
 	pane_output_end(p, rc != FP_OK ? cause : NULL);
 	t->stmt->entry_open = false;
 	t->stmt->running = false;
@@ -94,13 +89,11 @@ on_end(void *ctx, uint64_t id, const struct proto_msg *end)
 		tui_status(t, false, "execute: done");
 	else
 		tui_status(t, true, "%s", cause);
-	sbuf_free(&text);
-	free(cause);
 	t->dirty = true;
 }
 
 static void
-on_error(void *ctx, uint64_t id, int status, const char *cause)
+on_error(void *ctx, int status, const char *cause)
 {
 	struct tui *t = ctx;
 
@@ -113,8 +106,8 @@ on_error(void *ctx, uint64_t id, int status, const char *cause)
 	t->dirty = true;
 }
 
-static const struct session_handler handler = {
-	.event = on_event, .end = on_end, .error = on_error,
+static const struct statement_handler handler = {
+	.output = on_output, .end = on_end, .error = on_error,
 };
 
 bool
@@ -145,7 +138,8 @@ statement_start(struct tui *t, const char *line)
 	}
 	if (!inside_attach(t, true, false))
 		return false;
-	if (runner_start(t->runner, line, &handler, t, &st->id, &cause) != FP_OK) {
+	st->relay = (struct runner_statement){ .h = &handler, .ctx = t };
+	if (runner_start(t->runner, line, &st->relay, &st->id, &cause) != FP_OK) {
 		tui_status(t, true, "%s", cause ? cause : "execute: failed");
 		free(cause);
 		return false;
