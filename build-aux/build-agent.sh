@@ -28,6 +28,7 @@ $cc -std=gnu11 -shared -fPIC -fvisibility=hidden -Wno-deprecated-declarations \
 	"$src/inject/agent/server.c" "$src/inject/agent/jobs.c" \
 	"$src/inject/agent/pyside.c" "$src/inject/agent/forkhooks.c" \
 	"$src/inject/agent/format.c" "$src/core/protocol.c" \
+	"$src/inject/agent/mem.c" "$src/inject/agent/memscan.c" \
 	-Wl,--version-script="$src/inject/agent/agent.map" \
 	-Wl,-rpath,'$ORIGIN' -pthread $libs
 mv "$out.tmp" "$out"

@@ -197,4 +197,35 @@ char *statement_str_literal(const char *s);
 int statement_send(struct session *s, const char *cmd, const char *code,
     const char *filename, uint64_t *id, char **cause);
 
+/* ---- mem summary / mem diff (doc/protocol.md "mem") ------------------------- */
+
+struct mem_scan_info {
+	long long objects, bytes;	/* counted, and their sys.getsizeof total */
+	long long untracked;		/* of objects: found as containers' referents */
+	long long types;
+	bool approximate;		/* the heap changed between the scan's slices */
+	bool python_sizeof;		/* some type's __sizeof__ is Python: basic size used */
+	long long slices;
+	double max_hold_ms, wall_ms;	/* longest GIL hold, the whole scan */
+};
+
+struct mem_row {
+	char *type;			/* "module.Qualname", as the target names it */
+	long long count, size;		/* diff: in the second snapshot */
+	long long count_delta, size_delta;	/* diff only */
+};
+
+struct mem_table {
+	bool diff;
+	double interval;		/* diff: seconds between the snapshots */
+	struct mem_scan_info scan;	/* diff: the second one */
+	struct mem_scan_info before;	/* diff: the first one */
+	long long total_types;		/* rows before --limit */
+	struct mem_row *rows;
+	size_t nrows;
+};
+
+struct mem_table *mem_table_parse(json_t *data);
+void mem_table_free(struct mem_table *t);
+
 #endif

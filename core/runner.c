@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include "core/runner.h"
+#include "core/runner_int.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -42,6 +43,12 @@ struct runner {
 static char *default_read_line(void *ctx, const char *prompt, bool *interrupted);
 static void default_write(void *ctx, const char *text, size_t len);
 
+pid_t
+runner_pid(const struct runner *r)
+{
+	return r->pid;
+}
+
 struct runner *
 runner_new(pid_t pid)
 {
@@ -52,12 +59,6 @@ runner_new(pid_t pid)
 	r->io.write = default_write;
 	r->io.interactive = isatty(STDIN_FILENO) != 0;
 	return r;
-}
-
-pid_t
-runner_pid(const struct runner *r)
-{
-	return r->pid;
 }
 
 void
@@ -260,8 +261,8 @@ value_options(const struct cmd_request *req, json_t *args)
 }
 
 /* The status and message of a failed end. */
-static int
-end_failure(const struct proto_msg *end, const char *cmd, char **cause)
+int
+runner_end_failure(const struct proto_msg *end, const char *cmd, char **cause)
 {
 	int status = strcmp(end->kind, "usage") == 0 ? FP_EUSAGE : FP_ERR;
 
@@ -269,8 +270,8 @@ end_failure(const struct proto_msg *end, const char *cmd, char **cause)
 }
 
 /* Send a request that answers with one end and no events. */
-static int
-call(struct runner *r, const char *cmd, json_t *args, int timeout_ms, struct proto_msg *end,
+int
+runner_call(struct runner *r, const char *cmd, json_t *args, int timeout_ms, struct proto_msg *end,
     char **cause)
 {
 	struct session *s;
@@ -316,12 +317,12 @@ runner_cmd_getglobal(void *ctx, const struct cmd_request *req, struct sbuf *out,
 		return rc;
 	}
 	value_options(req, args);
-	if ((rc = call(r, "getglobal", args, VALUE_TIMEOUT_MS, &end, cause)) != FP_OK)
+	if ((rc = runner_call(r, "getglobal", args, VALUE_TIMEOUT_MS, &end, cause)) != FP_OK)
 		return rc;
 	if (end.ok)
 		value_answer(out, &end);
 	else
-		rc = end_failure(&end, "getglobal", cause);
+		rc = runner_end_failure(&end, "getglobal", cause);
 	proto_msg_clear(&end);
 	return rc;
 }
@@ -339,7 +340,7 @@ runner_cmd_vmtool(void *ctx, const struct cmd_request *req, struct sbuf *out, ch
 	args = json_object();
 	if (strcmp(action, "forceGc") == 0) {
 		json_object_set_new(args, "action", json_string("forceGc"));
-		if ((rc = call(r, "vmtool", args, INSTANCES_TIMEOUT_MS, &end, cause)) != FP_OK)
+		if ((rc = runner_call(r, "vmtool", args, INSTANCES_TIMEOUT_MS, &end, cause)) != FP_OK)
 			return rc;
 		if (end.ok)
 			sbuf_addf(out, "forceGc: the garbage collector found %lld unreachable object%s "
@@ -347,7 +348,7 @@ runner_cmd_vmtool(void *ctx, const struct cmd_request *req, struct sbuf *out, ch
 			    json_integer_value(json_object_get(end.data, "collected")) == 1 ? "" : "s",
 			    json_real_value(json_object_get(end.data, "ms")));
 		else
-			rc = end_failure(&end, "vmtool", cause);
+			rc = runner_end_failure(&end, "vmtool", cause);
 		proto_msg_clear(&end);
 		return rc;
 	}
@@ -360,12 +361,12 @@ runner_cmd_vmtool(void *ctx, const struct cmd_request *req, struct sbuf *out, ch
 	}
 	value_options(req, args);
 	json_object_set_new(args, "limit", json_integer(command_int(req, "--limits")));
-	if ((rc = call(r, "vmtool", args, INSTANCES_TIMEOUT_MS, &end, cause)) != FP_OK)
+	if ((rc = runner_call(r, "vmtool", args, INSTANCES_TIMEOUT_MS, &end, cause)) != FP_OK)
 		return rc;
 	if (end.ok)
 		value_answer(out, &end);
 	else
-		rc = end_failure(&end, "vmtool", cause);
+		rc = runner_end_failure(&end, "vmtool", cause);
 	proto_msg_clear(&end);
 	return rc;
 }
@@ -384,13 +385,13 @@ runner_cmd_module(void *ctx, const struct cmd_request *req, struct sbuf *out, ch
 		json_decref(args);
 		return rc;
 	}
-	if ((rc = call(r, "module", args, VALUE_TIMEOUT_MS, &end, cause)) != FP_OK)
+	if ((rc = runner_call(r, "module", args, VALUE_TIMEOUT_MS, &end, cause)) != FP_OK)
 		return rc;
 	if (end.ok) {
 		json_array_foreach(json_object_get(end.data, "modules"), i, v)
 			termsafe_addf(out, "%s\n", json_string_value(v));
 	} else {
-		rc = end_failure(&end, "module", cause);
+		rc = runner_end_failure(&end, "module", cause);
 	}
 	proto_msg_clear(&end);
 	return rc;
@@ -700,7 +701,7 @@ runner_statement_end(const struct proto_msg *end, const char *cmd, struct sbuf *
 	if (e.traceback != NULL && *e.traceback != '\0')
 		sbuf_add(text, e.traceback);
 	statement_end_clear(&e);
-	return end_failure(end, cmd, cause);
+	return runner_end_failure(end, cmd, cause);
 }
 
 static bool
@@ -898,7 +899,7 @@ agent_threads(struct runner *r, pid_t pid, bool locals, bool asyncio,
 	if (rc == FP_OK && end.ok) {
 		*threads = agent_threads_from_end(&end);
 	} else if (rc == FP_OK) {
-		rc = end_failure(&end, "stack", cause);
+		rc = runner_end_failure(&end, "stack", cause);
 	}
 	proto_msg_clear(&end);
 	if (own != NULL)

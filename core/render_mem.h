@@ -1,0 +1,15 @@
+/*
+ * render_mem — plain text of `mem summary` and `mem diff` (the layout of
+ * PyFlightProfiler's guide: types | # objects | total size, with deltas
+ * for a diff), from the model in core/model.h.  Type names come from the
+ * target and are escaped here.
+ */
+#ifndef FP_RENDER_MEM_H
+#define FP_RENDER_MEM_H
+
+#include "core/model.h"
+#include "core/util.h"
+
+void render_mem_table(struct sbuf *out, const struct mem_table *t);
+
+#endif

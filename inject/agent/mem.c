@@ -1,0 +1,200 @@
+/*
+ * mem — see mem.h.  Rows are sorted and cut to --limit here, so that an
+ * answer stays small however many types the program has.
+ */
+#include "config.h"
+
+#include "inject/agent/mem.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/protocol.h"
+#include "inject/agent/memscan.h"
+#include "inject/agent/pyagent.h"
+
+#define WAIT_STEP_MS 50
+
+struct mem_row {
+	PyTypeObject *tp;
+	long long count, size;		/* the last snapshot */
+	long long dcount, dsize;	/* diff: since the first */
+};
+
+static long long
+arg_ll(json_t *args, const char *key, long long dflt)
+{
+	json_t *v = json_object_get(args, key);
+
+	return json_is_integer(v) ? json_integer_value(v) : dflt;
+}
+
+static bool descending_order, by_delta;
+
+static int
+by_size(const void *a, const void *b)
+{
+	const struct mem_row *x = a, *y = b;
+	long long kx = by_delta ? x->dsize : x->size, ky = by_delta ? y->dsize : y->size;
+	int c = kx < ky ? -1 : kx > ky;
+
+	if (c == 0)
+		c = by_delta ? (x->dcount < y->dcount ? -1 : x->dcount > y->dcount) :
+		    (x->count < y->count ? -1 : x->count > y->count);
+	return descending_order ? -c : c;
+}
+
+static json_t *
+scan_info(const struct memscan *s)
+{
+	return json_pack("{s:I,s:I,s:I,s:I,s:b,s:b,s:i,s:f,s:f}",
+	    "objects", (json_int_t)s->objects, "bytes", (json_int_t)s->bytes,
+	    "untracked", (json_int_t)s->untracked, "types", (json_int_t)s->ntypes,
+	    "approximate", s->approximate, "python_sizeof", s->python_sizeof,
+	    "slices", (int)s->slices, "max_hold_ms", s->max_hold_ms, "wall_ms", s->wall_ms);
+}
+
+/* Sort, cut to limit and describe rows (diff: with deltas). */
+static json_t *
+rows_json(struct mem_row *rows, size_t n, json_t *args, bool diff)
+{
+	const char *order = json_string_value(json_object_get(args, "order"));
+	long long limit = arg_ll(args, "limit", 20);
+	json_t *a = json_array();
+	size_t i;
+
+	descending_order = order == NULL || strcmp(order, "ascending") != 0;
+	by_delta = diff;
+	qsort(rows, n, sizeof *rows, by_size);
+	for (i = 0; i < n && (long long)i < limit; i++) {
+		char *name = fmt_type_name(rows[i].tp);
+		json_t *r = json_pack("{s:s,s:I,s:I}", "type", name,
+		    "count", (json_int_t)rows[i].count, "size", (json_int_t)rows[i].size);
+
+		if (diff) {
+			json_object_set_new(r, "count_delta", json_integer(rows[i].dcount));
+			json_object_set_new(r, "size_delta", json_integer(rows[i].dsize));
+		}
+		json_array_append_new(a, r);
+		free(name);
+	}
+	return a;
+}
+
+static json_t *
+do_summary(struct agent_job *job)
+{
+	struct memscan s;
+	struct mem_row *rows;
+	size_t i, n = 0;
+	char *why = NULL;
+	json_t *data, *end;
+
+	if (!memscan_run(&s, job, &why)) {
+		end = proto_new_end_error(job->id, strcmp(why, "cancelled") ? "internal" : "cancelled", why);
+		free(why);
+		memscan_clear(&s);
+		return end;
+	}
+	rows = calloc(s.ntypes + 1, sizeof *rows);
+	for (i = 0; rows != NULL && i < s.cap; i++)
+		if (s.types[i].tp != NULL)
+			rows[n++] = (struct mem_row){ s.types[i].tp, s.types[i].count, s.types[i].size, 0, 0 };
+	data = json_pack("{s:s,s:o,s:I}", "action", "summary", "scan", scan_info(&s),
+	    "total_types", (json_int_t)n);
+	json_object_set_new(data, "rows", rows_json(rows, n, job->args, false));
+	free(rows);
+	memscan_clear(&s);
+	return proto_new_end_ok(job->id, data);
+}
+
+/* Sleep ms without the GIL; false when the job was cancelled meanwhile. */
+static bool
+wait_released(struct agent_job *job, double ms)
+{
+	PyThreadState *ts = PyEval_SaveThread();
+	bool ok = true;
+
+	while (ms > 0 && (ok = !agent_job_is_cancelled(job))) {
+		double step = ms < WAIT_STEP_MS ? ms : WAIT_STEP_MS;
+		struct timespec t = { 0, (long)(step * 1e6) };
+
+		nanosleep(&t, NULL);
+		ms -= step;
+	}
+	PyEval_RestoreThread(ts);
+	return ok && !agent_job_is_cancelled(job);
+}
+
+/* Rows of b against a: every type in either, zero deltas left out. */
+static size_t
+diff_rows(const struct memscan *a, const struct memscan *b, struct mem_row *rows)
+{
+	const struct memscan_type *o;
+	size_t i, n = 0;
+
+	for (i = 0; i < b->cap; i++) {
+		const struct memscan_type *t = &b->types[i];
+
+		if (t->tp == NULL)
+			continue;
+		o = memscan_find(a, t->tp);
+		rows[n] = (struct mem_row){ t->tp, t->count, t->size,
+		    t->count - (o ? o->count : 0), t->size - (o ? o->size : 0) };
+		if (rows[n].dcount != 0 || rows[n].dsize != 0)
+			n++;
+	}
+	for (i = 0; i < a->cap; i++) {
+		const struct memscan_type *t = &a->types[i];
+
+		if (t->tp != NULL && memscan_find(b, t->tp) == NULL)
+			rows[n++] = (struct mem_row){ t->tp, 0, 0, -t->count, -t->size };
+	}
+	return n;
+}
+
+static json_t *
+do_diff(struct agent_job *job)
+{
+	double interval = json_number_value(json_object_get(job->args, "interval"));
+	struct memscan a, b;
+	struct mem_row *rows;
+	char *why = NULL;
+	json_t *data, *end;
+	size_t n;
+
+	memset(&b, 0, sizeof b);
+	if (interval <= 0)
+		return proto_new_end_error(job->id, "usage", "mem diff: --interval must be more than 0");
+	if (!memscan_run(&a, job, &why) || !wait_released(job, interval * 1e3) ||
+	    !memscan_run(&b, job, &why)) {
+		end = proto_new_end_error(job->id, why && strcmp(why, "cancelled") ? "internal" :
+		    "cancelled", why ? why : "cancelled");
+		free(why);
+		memscan_clear(&a);
+		memscan_clear(&b);
+		return end;
+	}
+	rows = calloc(a.ntypes + b.ntypes + 1, sizeof *rows);
+	n = rows ? diff_rows(&a, &b, rows) : 0;
+	data = json_pack("{s:s,s:f,s:o,s:o,s:I}", "action", "diff", "interval", interval,
+	    "before", scan_info(&a), "scan", scan_info(&b), "total_types", (json_int_t)n);
+	json_object_set_new(data, "rows", rows_json(rows, n, job->args, true));
+	free(rows);
+	memscan_clear(&a);
+	memscan_clear(&b);
+	return proto_new_end_ok(job->id, data);
+}
+
+json_t *
+agent_mem_run(struct agent_job *job)
+{
+	const char *action = json_string_value(json_object_get(job->args, "action"));
+
+	if (action != NULL && strcmp(action, "summary") == 0)
+		return do_summary(job);
+	if (action != NULL && strcmp(action, "diff") == 0)
+		return do_diff(job);
+	return proto_new_end_error(job->id, "usage", "mem: the action is summary, diff, sites or rss");
+}
