@@ -588,14 +588,14 @@ static struct cmd_spec cmd_mem_sites = {
 	.summary = "allocation sites (file:line) through tracemalloc, and what grew",
 	.params = mem_sites_params, .nparams = FP_NELEM(mem_sites_params),
 	.options = mem_sites_options, .noptions = FP_NELEM(mem_sites_options),
-	.flags = CMD_PLANNED,
+	.run = runner_cmd_mem_sites,
 };
 
 static struct cmd_spec cmd_mem_rss = {
 	.name = "mem rss",
 	.usage = "",
 	.summary = "RSS, the Python allocator's arenas and the gap between them",
-	.flags = CMD_PLANNED,
+	.run = runner_cmd_mem_rss,
 };
 
 static struct cmd_spec *const mem_subs[] = {

@@ -228,4 +228,39 @@ struct mem_table {
 struct mem_table *mem_table_parse(json_t *data);
 void mem_table_free(struct mem_table *t);
 
+/* ---- mem sites (tracemalloc) and mem rss ----------------------------------- */
+
+struct mem_frame {
+	char *file;
+	long long line;
+};
+
+struct mem_site {
+	struct mem_frame where;		/* the newest frame: file:line */
+	long long size, size_delta, count, count_delta;
+	struct mem_frame *tb;		/* with -f N > 1: newest first; else none */
+	size_t ntb;
+};
+
+struct mem_sites {
+	char *what;			/* "start", "diff", "stop" */
+	bool was_tracing;		/* start: the program traced already (left as it was) */
+	bool ours;			/* diff: we started tracemalloc */
+	bool stopped;			/* stop: we stopped it (else it was the program's) */
+	long long frames, total_sites;
+	struct mem_site *rows;
+	size_t nrows;
+};
+
+struct mem_sites *mem_sites_parse(json_t *data);
+void mem_sites_free(struct mem_sites *m);
+
+struct mem_rss {
+	long long rss, hwm;		/* bytes; -1 unknown */
+	bool pymalloc;			/* the allocator's figures below are there */
+	long long arenas, arena_bytes, used_bytes, free_bytes;
+};
+
+void mem_rss_parse(json_t *data, struct mem_rss *m);
+
 #endif

@@ -89,3 +89,73 @@ render_mem_table(struct sbuf *out, const struct mem_table *t)
 	if (t->nrows == 0)
 		sbuf_add(out, t->diff ? "(nothing changed)\n" : "(no objects)\n");
 }
+
+static void
+render_site(struct sbuf *out, const struct mem_site *s)
+{
+	char size[32], delta[32];
+	size_t k;
+
+	human_size(size, sizeof size, s->size, false);
+	human_size(delta, sizeof delta, s->size_delta, true);
+	sbuf_addf(out, "%12s | %+9lld | %12s | %9lld | ", delta, s->count_delta, size, s->count);
+	termsafe_addf(out, "%s:%lld\n", s->where.file, s->where.line);
+	for (k = 1; k < s->ntb; k++) {
+		sbuf_addf(out, "%*s", 54, "");
+		termsafe_addf(out, "  from %s:%lld\n", s->tb[k].file, s->tb[k].line);
+	}
+}
+
+void
+render_mem_sites(struct sbuf *out, const struct mem_sites *m)
+{
+	size_t i;
+
+	if (strcmp(m->what, "start") == 0) {
+		if (m->was_tracing)
+			sbuf_addf(out, "tracemalloc was already running (%lld frames): left as the "
+			    "program set it; `mem sites diff` compares against a snapshot taken now\n",
+			    m->frames);
+		else
+			sbuf_addf(out, "tracemalloc started (%lld frames per allocation); `mem sites "
+			    "diff` shows what grew since now, `mem sites stop` stops it\n", m->frames);
+		return;
+	}
+	if (strcmp(m->what, "stop") == 0) {
+		sbuf_add(out, m->stopped ? "tracemalloc stopped\n" :
+		    "tracemalloc left running, as the program had started it\n");
+		return;
+	}
+	sbuf_addf(out, "allocation sites since `mem sites start`: %lld changed (tracemalloc, "
+	    "%lld frames%s)\n\n", m->total_sites, m->frames, m->ours ? "" : ", the program's own");
+	sbuf_addf(out, "%12s | %9s | %12s | %9s | %s\n", "Δ size", "Δ count", "size", "count",
+	    "file:line");
+	for (i = 0; i < m->nrows; i++)
+		render_site(out, &m->rows[i]);
+	if (m->nrows == 0)
+		sbuf_add(out, "(nothing changed)\n");
+}
+
+void
+render_mem_rss(struct sbuf *out, const struct mem_rss *m)
+{
+	char rss[32], hwm[32], arenas[32], used[32], avail[32], gap[32];
+
+	human_size(rss, sizeof rss, m->rss, false);
+	human_size(hwm, sizeof hwm, m->hwm, false);
+	sbuf_addf(out, "RSS              %12s   (peak %s)\n", rss, hwm);
+	if (!m->pymalloc) {
+		sbuf_add(out, "pymalloc is not in use in this process (PYTHONMALLOC=malloc or a "
+		    "debug allocator): no arenas to compare\n");
+		return;
+	}
+	human_size(arenas, sizeof arenas, m->arena_bytes, false);
+	human_size(used, sizeof used, m->used_bytes, false);
+	human_size(avail, sizeof avail, m->free_bytes, false);
+	human_size(gap, sizeof gap, m->rss - m->arena_bytes, false);
+	sbuf_addf(out, "pymalloc arenas  %12s   (%lld arenas: %s in blocks in use, %s free "
+	    "in them)\n", arenas, m->arenas, used, avail);
+	sbuf_addf(out, "gap              %12s   RSS outside pymalloc's arenas: objects over 512 "
+	    "bytes and other malloc, C extensions, the interpreter's code and stacks, "
+	    "fragmentation\n", gap);
+}

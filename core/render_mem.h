@@ -11,5 +11,9 @@
 #include "core/util.h"
 
 void render_mem_table(struct sbuf *out, const struct mem_table *t);
+/* What `mem sites start|diff|stop` did; diff: the sites that grew most, file:line. */
+void render_mem_sites(struct sbuf *out, const struct mem_sites *m);
+/* RSS, pymalloc's arenas and the gap between them. */
+void render_mem_rss(struct sbuf *out, const struct mem_rss *m);
 
 #endif

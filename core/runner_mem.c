@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,12 +25,39 @@ target_gone(pid_t pid)
 	return kill(pid, 0) != 0 && errno == ESRCH;
 }
 
+static void
+show_table(struct sbuf *out, json_t *data)
+{
+	struct mem_table *t = mem_table_parse(data);
+
+	render_mem_table(out, t);
+	mem_table_free(t);
+}
+
+static void
+show_sites(struct sbuf *out, json_t *data)
+{
+	struct mem_sites *m = mem_sites_parse(data);
+
+	render_mem_sites(out, m);
+	mem_sites_free(m);
+}
+
+static void
+show_rss(struct sbuf *out, json_t *data)
+{
+	struct mem_rss m;
+
+	mem_rss_parse(data, &m);
+	render_mem_rss(out, &m);
+}
+
+/* Send one `mem` request (steals args) and show its answer with `show`. */
 static int
-mem_table_cmd(struct runner *r, const char *name, json_t *args, int timeout_ms,
-    struct sbuf *out, char **cause)
+mem_request(struct runner *r, const char *name, json_t *args, int timeout_ms,
+    void (*show)(struct sbuf *, json_t *), struct sbuf *out, char **cause)
 {
 	struct proto_msg end;
-	struct mem_table *t;
 	int rc;
 
 	rc = runner_call(r, "mem", args, timeout_ms, &end, cause);
@@ -41,13 +69,10 @@ mem_table_cmd(struct runner *r, const char *name, json_t *args, int timeout_ms,
 		}
 		return rc;
 	}
-	if (end.ok) {
-		t = mem_table_parse(end.data);
-		render_mem_table(out, t);
-		mem_table_free(t);
-	} else {
+	if (end.ok)
+		show(out, end.data);
+	else
 		rc = runner_end_failure(&end, name, cause);
-	}
 	proto_msg_clear(&end);
 	return rc;
 }
@@ -62,8 +87,8 @@ table_args(const struct cmd_request *req, const char *action)
 int
 runner_cmd_mem_summary(void *ctx, const struct cmd_request *req, struct sbuf *out, char **cause)
 {
-	return mem_table_cmd(ctx, "mem summary", table_args(req, "summary"), SCAN_TIMEOUT_MS,
-	    out, cause);
+	return mem_request(ctx, "mem summary", table_args(req, "summary"), SCAN_TIMEOUT_MS,
+	    show_table, out, cause);
 }
 
 int
@@ -73,6 +98,25 @@ runner_cmd_mem_diff(void *ctx, const struct cmd_request *req, struct sbuf *out, 
 	json_t *args = table_args(req, "diff");
 
 	json_object_set_new(args, "interval", json_real(interval));
-	return mem_table_cmd(ctx, "mem diff", args, (int)(interval * 1000) + 2 * SCAN_TIMEOUT_MS,
-	    out, cause);
+	return mem_request(ctx, "mem diff", args, (int)(interval * 1000) + 2 * SCAN_TIMEOUT_MS,
+	    show_table, out, cause);
+}
+
+int
+runner_cmd_mem_sites(void *ctx, const struct cmd_request *req, struct sbuf *out, char **cause)
+{
+	json_t *args = json_pack("{s:s,s:s,s:i,s:i}", "action", "sites", "what", req->args[0],
+	    "frames", (int)command_int(req, "--frames"), "limit", 20);
+	char name[32];
+
+	snprintf(name, sizeof name, "mem sites %s", req->args[0]);
+	return mem_request(ctx, name, args, SCAN_TIMEOUT_MS, show_sites, out, cause);
+}
+
+int
+runner_cmd_mem_rss(void *ctx, const struct cmd_request *req, struct sbuf *out, char **cause)
+{
+	(void)req;
+	return mem_request(ctx, "mem rss", json_pack("{s:s}", "action", "rss"), SCAN_TIMEOUT_MS,
+	    show_rss, out, cause);
 }

@@ -6,6 +6,8 @@
 
 #include "inject/agent/mem.h"
 
+#include <dlfcn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -13,6 +15,7 @@
 #include "core/protocol.h"
 #include "inject/agent/memscan.h"
 #include "inject/agent/pyagent.h"
+#include "memhelper_py.h"	/* generated from memhelper.py: memhelper_py_source */
 
 #define WAIT_STEP_MS 50
 
@@ -187,6 +190,132 @@ do_diff(struct agent_job *job)
 	return proto_new_end_ok(job->id, data);
 }
 
+/* ---- mem sites: memhelper.py ------------------------------------------------ */
+
+static PyObject *memhelper;	/* its namespace */
+
+/* fn(*args) in memhelper.py (steals args) as plain JSON; NULL with *why. */
+static json_t *
+memhelper_call(const char *fn, PyObject *args, char **why)
+{
+	PyObject *code, *f, *r = NULL;
+	json_t *j = NULL;
+
+	if (memhelper == NULL && (memhelper = PyDict_New()) != NULL) {
+		PyDict_SetItemString(memhelper, "__builtins__", PyEval_GetBuiltins());
+		code = Py_CompileString(memhelper_py_source, "<flight_profiler agent>", Py_file_input);
+		r = code ? PyEval_EvalCode(code, memhelper, memhelper) : NULL;
+		Py_XDECREF(code);
+		if (r == NULL)
+			Py_CLEAR(memhelper);
+		Py_XDECREF(r);
+	}
+	f = memhelper ? PyDict_GetItemString(memhelper, fn) : NULL;
+	r = f && args ? PyObject_CallObject(f, args) : NULL;
+	Py_XDECREF(args);
+	if (r != NULL) {
+		j = fmt_plain(r);
+		Py_DECREF(r);
+	} else {
+		*why = PyErr_Occurred() ? fmt_exception() : strdup("the mem helper did not load");
+	}
+	PyErr_Clear();
+	return j;
+}
+
+static json_t *
+do_sites(struct agent_job *job)
+{
+	const char *what = json_string_value(json_object_get(job->args, "what"));
+	json_t *data = NULL, *end;
+	char *why = NULL;
+
+	if (what != NULL && strcmp(what, "start") == 0)
+		data = memhelper_call("sites_start", Py_BuildValue("(i)",
+		    (int)arg_ll(job->args, "frames", 1)), &why);
+	else if (what != NULL && strcmp(what, "diff") == 0)
+		data = memhelper_call("sites_diff", Py_BuildValue("(i)",
+		    (int)arg_ll(job->args, "limit", 20)), &why);
+	else if (what != NULL && strcmp(what, "stop") == 0)
+		data = memhelper_call("sites_stop", PyTuple_New(0), &why);
+	else
+		return proto_new_end_error(job->id, "usage", "mem sites: start, diff or stop");
+	if (data == NULL) {
+		end = proto_new_end_error(job->id, "internal", why);
+		free(why);
+		return end;
+	}
+	if (json_is_string(json_object_get(data, "error"))) {
+		end = proto_new_end_error(job->id, "usage",
+		    json_string_value(json_object_get(data, "error")));
+		json_decref(data);
+		return end;
+	}
+	json_object_set_new(data, "what", json_string(what));
+	return proto_new_end_ok(job->id, data);
+}
+
+/* ---- mem rss: the kernel's view against pymalloc's ------------------------------ */
+
+static long long
+status_kb(const char *key)
+{
+	FILE *f = fopen("/proc/self/status", "re");
+	char line[256];
+	long long kb = -1;
+	size_t n = strlen(key);
+
+	while (f != NULL && fgets(line, sizeof line, f) != NULL)
+		if (strncmp(line, key, n) == 0 && line[n] == ':')
+			kb = atoll(line + n + 1);
+	if (f != NULL)
+		fclose(f);
+	return kb;
+}
+
+/* The number after the '=' of the first line containing `label`, commas dropped. */
+static long long
+stat_value(const char *text, const char *label)
+{
+	const char *at = strstr(text, label), *eq;
+	long long v = 0;
+
+	if (at == NULL || (eq = strchr(at, '=')) == NULL)
+		return -1;
+	for (eq++; *eq != '\0' && *eq != '\n'; eq++)
+		if (*eq >= '0' && *eq <= '9')
+			v = v * 10 + (*eq - '0');
+	return v;
+}
+
+static json_t *
+do_rss(struct agent_job *job)
+{
+	/* Exported by every libpython 3.8-3.13, but internal from 3.11: looked up, not linked. */
+	int (*stats)(FILE *) = (int (*)(FILE *))dlsym(RTLD_DEFAULT, "_PyObject_DebugMallocStats");
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+	json_t *data = json_pack("{s:I,s:I}", "rss", (json_int_t)status_kb("VmRSS") * 1024,
+	    "hwm", (json_int_t)status_kb("VmHWM") * 1024);
+
+	if (stats != NULL && (f = open_memstream(&text, &len)) != NULL) {
+		int pymalloc = stats(f);
+
+		fclose(f);
+		json_object_set_new(data, "pymalloc", json_boolean(pymalloc));
+		json_object_set_new(data, "arenas", json_integer(stat_value(text,
+		    "# arenas allocated current")));
+		json_object_set_new(data, "arena_bytes", json_integer(stat_value(text, " arenas * ")));
+		json_object_set_new(data, "used_bytes", json_integer(stat_value(text,
+		    "# bytes in allocated blocks")));
+		json_object_set_new(data, "free_bytes", json_integer(stat_value(text,
+		    "# bytes in available blocks")));
+		free(text);
+	}
+	return proto_new_end_ok(job->id, data);
+}
+
 json_t *
 agent_mem_run(struct agent_job *job)
 {
@@ -196,5 +325,9 @@ agent_mem_run(struct agent_job *job)
 		return do_summary(job);
 	if (action != NULL && strcmp(action, "diff") == 0)
 		return do_diff(job);
+	if (action != NULL && strcmp(action, "sites") == 0)
+		return do_sites(job);
+	if (action != NULL && strcmp(action, "rss") == 0)
+		return do_rss(job);
 	return proto_new_end_error(job->id, "usage", "mem: the action is summary, diff, sites or rss");
 }

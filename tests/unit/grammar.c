@@ -1067,9 +1067,6 @@ test_planned(void)
 	parse_fails("gilstats on", "unknown command 'gilstats': did you mean 'gilstat'? (a command "
 	    "of the guide that this build does not have yet; `help` lists the ones it has)");
 	parse_fails("perff", "unknown command 'perff': did you mean 'perf'? (`help` lists commands)");
-	/* mem is built, but not all of it: the subcommand says so. */
-	refused("mem sites start", "'mem sites" NOT_YET);
-	refused("mem rss", "'mem rss" NOT_YET);
 	/* The line is split first: a broken quote is still that. */
 	refused("watch m f -f 'cost > 10", "unterminated ' quote");
 }
