@@ -204,6 +204,7 @@ struct mem_scan_info {
 	long long untracked;		/* of objects: found as containers' referents */
 	long long types;
 	bool approximate;		/* the heap changed between the scan's slices */
+	bool cut_short;			/* the scan gave up after 30 s: not every object seen */
 	bool python_sizeof;		/* some type's __sizeof__ is Python: basic size used */
 	long long slices;
 	double max_hold_ms, wall_ms;	/* longest GIL hold, the whole scan */

@@ -23,6 +23,7 @@ scan_info_parse(json_t *o, struct mem_scan_info *i)
 	i->untracked = num(o, "untracked");
 	i->types = num(o, "types");
 	i->approximate = json_is_true(json_object_get(o, "approximate"));
+	i->cut_short = json_is_true(json_object_get(o, "cut_short"));
 	i->python_sizeof = json_is_true(json_object_get(o, "python_sizeof"));
 	i->slices = num(o, "slices");
 	i->max_hold_ms = json_number_value(json_object_get(o, "max_hold_ms"));

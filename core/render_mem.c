@@ -40,8 +40,10 @@ header(struct sbuf *out, const struct mem_table *t)
 	sbuf_addf(out, "counted: objects the garbage collector tracks, and the untracked objects "
 	    "they refer to directly (%lld: ints, strs...), each once; sizes as sys.getsizeof%s\n",
 	    s->untracked, s->python_sizeof ? " (types with a Python __sizeof__: basic size)" : "");
-	sbuf_addf(out, "scan: %.0f ms in %lld slices, longest GIL hold %.1f ms\n\n",
-	    s->wall_ms, s->slices, s->max_hold_ms);
+	sbuf_addf(out, "scan: %.0f ms in %lld slices, longest GIL hold %.1f ms%s\n\n",
+	    s->wall_ms, s->slices, s->max_hold_ms, s->cut_short || t->before.cut_short ?
+	    "; CUT SHORT: the program allocated faster than the scan read, not every object "
+	    "was seen" : "");
 }
 
 static void

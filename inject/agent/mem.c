@@ -51,10 +51,11 @@ by_size(const void *a, const void *b)
 static json_t *
 scan_info(const struct memscan *s)
 {
-	return json_pack("{s:I,s:I,s:I,s:I,s:b,s:b,s:i,s:f,s:f}",
+	return json_pack("{s:I,s:I,s:I,s:I,s:b,s:b,s:b,s:i,s:f,s:f}",
 	    "objects", (json_int_t)s->objects, "bytes", (json_int_t)s->bytes,
 	    "untracked", (json_int_t)s->untracked, "types", (json_int_t)s->ntypes,
-	    "approximate", s->approximate, "python_sizeof", s->python_sizeof,
+	    "approximate", s->approximate, "cut_short", s->cut_short,
+	    "python_sizeof", s->python_sizeof,
 	    "slices", (int)s->slices, "max_hold_ms", s->max_hold_ms, "wall_ms", s->wall_ms);
 }
 

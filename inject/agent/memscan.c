@@ -26,6 +26,7 @@
 #define SLICE_MS 4.0		/* the longest we keep the GIL at once, roughly */
 #define CHECK_EVERY 64		/* objects between two looks at the clock */
 #define REFERENT_DEPTH 8	/* untracked containers inside untracked containers */
+#define SCAN_MAX_MS 30000.0	/* a program allocating faster than we read: stop there */
 
 #if PY_VERSION_HEX >= 0x030E0000
 #error "memscan: 3.14 has the incremental collector; its lists are not walked here"
@@ -68,6 +69,12 @@ struct walk {
 	bool done[NLISTS];
 	int list;			/* the list the cursor is in, as far as we know */
 	struct gc_head *cur;
+	/*
+	 * Each list's last object when the scan began, held: the walk of a
+	 * list ends there, so objects allocated during the scan (appended to
+	 * generation 0 behind the cursor) cannot keep it going for ever.
+	 */
+	PyObject *last[NLISTS];
 	uintptr_t *seen;		/* untracked objects counted: open addressing */
 	size_t nseen, seencap;
 	int depth;
@@ -280,6 +287,15 @@ find_lists(struct walk *w, char **why)
 	for (i = 0; i < 3; i++)
 		w->heads[i] = &w->gc->generations[i].head;
 	w->heads[3] = &w->gc->permanent.head;
+	for (i = 0; i < NLISTS; i++) {
+		/* _gc_prev keeps two flag bits low (3.8+); the head's is clean outside a collection. */
+		struct gc_head *tail = (struct gc_head *)(w->heads[i]->prev & ~(uintptr_t)3);
+
+		if (tail != w->heads[i]) {
+			w->last[i] = FROM_GC(tail);
+			Py_INCREF(w->last[i]);
+		}
+	}
 	return true;
 }
 
@@ -341,7 +357,10 @@ slice(struct walk *w)
 		count_object(w, o);
 		if (Py_TYPE(o)->tp_traverse != NULL)
 			Py_TYPE(o)->tp_traverse(o, visit_referent, w);
-		w->cur = (struct gc_head *)w->cur->next;
+		if (o == w->last[w->list])
+			w->cur = w->heads[w->list];	/* this list is done */
+		else
+			w->cur = (struct gc_head *)w->cur->next;
 		if (++n % CHECK_EVERY == 0 && now_ms() - start >= SLICE_MS)
 			return true;
 	}
@@ -434,6 +453,10 @@ memscan_run(struct memscan *scan, struct agent_job *job, char **why)
 	while (slice(&w)) {
 		scan->slices++;
 		pause_slice(&w, &held_since);
+		if (now_ms() - start > SCAN_MAX_MS) {
+			scan->approximate = scan->cut_short = true;
+			break;
+		}
 		if (job != NULL && agent_job_is_cancelled(job)) {
 			*why = strdup("cancelled");
 			ok = false;
@@ -445,6 +468,8 @@ memscan_run(struct memscan *scan, struct agent_job *job, char **why)
 		scan->max_hold_ms = now_ms() - held_since;
 	scan->wall_ms = now_ms() - start;
 	free(w.seen);
+	for (int i = 0; i < NLISTS; i++)
+		Py_XDECREF(w.last[i]);
 	Py_DECREF(w.sizeof_name);
 	return ok;
 }

@@ -44,6 +44,7 @@ struct memscan {
 	long long objects, bytes;
 	long long untracked;		/* of objects: found as referents */
 	bool approximate;		/* the heap changed between slices */
+	bool cut_short;			/* stopped after SCAN_MAX_MS: not every object seen */
 	bool python_sizeof;		/* a type's __sizeof__ is Python code: basic size used */
 	unsigned slices;
 	double wall_ms, max_hold_ms;
