@@ -799,11 +799,13 @@ json_to_py(json_t *j)
 static json_t *
 do_watch(struct agent_job *job)
 {
-	struct watch_sink *w = calloc(1, sizeof *w);
+	struct watch_sink *w;
 	PyObject *cap = NULL, *rec = NULL, *can = NULL, *spec = NULL, *r = NULL;
 	json_t *end = NULL, *data, *s;
 
-	if (w == NULL)
+	if (arg_str(job->args, "module") == NULL || arg_str(job->args, "method") == NULL)
+		return proto_new_end_error(job->id, "usage", "watch needs a module and a method");
+	if ((w = calloc(1, sizeof *w)) == NULL)
 		return proto_new_end_error(job->id, "internal", "out of memory");
 	w->job = job;
 	w->depth = (int)arg_int(job->args, "depth", 1);
