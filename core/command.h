@@ -86,6 +86,7 @@ typedef int cmd_run_fn(void *ctx, const struct cmd_request *req, struct sbuf *ou
 #define CMD_TUI 0x02		/* the TUI's own; it binds the handler */
 #define CMD_LINEMODE 0x04	/* the line-mode prompt's own too */
 #define CMD_STATEMENT 0x08	/* runs the user's code; output streams while it runs */
+#define CMD_INTERACTIVE 0x10	/* reads more lines from the user until left (console) */
 
 struct cmd_spec {
 	const char *name;	/* "stack"; a subcommand's is "mem summary" */

@@ -15,6 +15,7 @@
 #include <limits.h>
 #include <string.h>
 
+#include "core/perf_cmd.h"
 #include "core/runner.h"
 
 #define ANY_LONG ((double)LONG_MAX)
@@ -216,7 +217,7 @@ static struct cmd_spec cmd_console = {
 	.summary = "an interactive Python console inside the process (loads the agent); "
 	    "with --cmd, statements are read from standard input; `import __main__` reaches "
 	    "the program's globals, exit() or Ctrl-D leaves, Ctrl-C interrupts a statement",
-	.flags = CMD_STATEMENT,
+	.flags = CMD_STATEMENT | CMD_INTERACTIVE,
 	.run = runner_cmd_console,
 };
 
@@ -476,8 +477,8 @@ static const struct cmd_param perf_params[] = {
 
 static const struct cmd_option perf_options[] = {
 	FILEPATH_OPTION("where to write the flamegraph", "flamegraph.svg"),
-	{ "-r", "--rate", "HZ", "samples per second", CMD_INT, 1, 1000000, "100", NULL,
-	    "a rate from 1 to 1000000 samples per second" },
+	{ "-r", "--rate", "HZ", "samples per second", CMD_INT, 1, 100000, "100", NULL,
+	    "a rate from 1 to 100000 samples per second" },
 	{ "-d", "--duration", "SECONDS", "sample for SECONDS (default: until Ctrl-C)", CMD_NUMBER,
 	    0.1, 31536000, NULL, NULL, "seconds from 0.1 to 31536000" },
 	{ NULL, "--mode", "MODE", "wall: every sample; cpu: on-CPU samples only; gil: samples "
@@ -495,7 +496,7 @@ static struct cmd_spec cmd_perf = {
 	.summary = "a flamegraph of where the time goes, sampled from outside the process",
 	.params = perf_params, .nparams = FP_NELEM(perf_params),
 	.options = perf_options, .noptions = FP_NELEM(perf_options),
-	.flags = CMD_PLANNED,
+	.run = perf_cmd_run,
 };
 
 static const struct cmd_param gilstat_on_params[] = {

@@ -242,6 +242,17 @@ mem_cache_refresh(struct mem_cache *mc, const uint64_t *addrs, size_t n)
 		read_batch(mc, pages, k);
 }
 
+size_t
+mem_cache_pages(const struct mem_cache *mc, uint64_t *addrs, size_t max)
+{
+	size_t i, n = 0;
+
+	for (i = 0; i < mc->nslots && n < max; i++)
+		if (mc->slots[i].page != 0 && mc->slots[i].loaded && mc->slots[i].ok)
+			addrs[n++] = mc->slots[i].page * PAGE;
+	return n;
+}
+
 pid_t
 mem_cache_pid(const struct mem_cache *mc)
 {

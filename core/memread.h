@@ -68,6 +68,13 @@ int mem_cache_read_fresh(struct mem_cache *mc, uint64_t addr, void *buf, size_t 
  */
 void mem_cache_refresh(struct mem_cache *mc, const uint64_t *addrs, size_t n);
 
+/*
+ * The addresses of up to `max` readable pages now cached; returns how many.
+ * A sampler takes them before clearing and refreshes them all at once:
+ * the next look at a process that changed little costs one system call.
+ */
+size_t mem_cache_pages(const struct mem_cache *mc, uint64_t *addrs, size_t max);
+
 /* Little helpers to pick a field out of a struct read in one go. */
 static inline uint64_t
 mem_field_u64(const void *base, int64_t off)

@@ -846,13 +846,21 @@ pyframes_read(struct py_reader *r, struct py_thread *t, unsigned depth)
 	 * the next one on a fresh time slice.  Costs nothing when reads agree.
 	 */
 	tries = r->tries > 1 ? r->tries * READ_ROUNDS : r->tries;
+	if (r->quick_tries > 0)
+		tries = r->quick_tries;
 	for (attempt = 1; ; attempt++) {
-		mem_cache_expire(r->mc);
-		refresh_outer_first(r, &w);
+		if (attempt > 1 || !r->prefetched) {
+			mem_cache_expire(r->mc);
+			refresh_outer_first(r, &w);
+		} else {
+			w.nhint = 0;	/* this read notes its own pages */
+		}
 		read_thread_frames_once(r, t, depth, &w);
 		if (w.torn == NULL || attempt >= tries || process_gone(r))
 			break;
 		t->retries++;
+		if (r->quick_tries > 0)
+			continue;
 		if (attempt % r->tries == 0) {
 			wait_until_ran(r, t->tid);
 			continue;

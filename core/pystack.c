@@ -18,6 +18,7 @@
 
 #define DEFAULT_DEPTH	4096
 #define SYS_futex_nr	202	/* x86_64 */
+#define PREFETCH_PAGES	128	/* pages re-read at once by a no_proc snapshot */
 
 struct tid_info {
 	pid_t tid;
@@ -223,13 +224,32 @@ py_reader_snapshot(struct py_reader *r, const struct py_snapshot_opts *opts,
 	size_t ntids = 0, i, athreads = 0;
 	uint64_t interp, tstate, holder, gil;
 	unsigned depth = opts->max_depth ? opts->max_depth : DEFAULT_DEPTH;
+	bool no_proc;
 	int rc;
 
 	*snapp = NULL;
 	r->generation++;
-	mem_cache_clear(r->mc);
+	/* Without /proc only where the tids can be known without it. */
+	no_proc = opts->no_proc && !opts->block && !opts->native &&
+	    (o->tstate_native_thread_id != PYOFF_NONE || r->pthread_tid_off >= 0);
+	if (no_proc) {
+		/*
+		 * A sampler looks again and again: every page the last look
+		 * used is read again at once, in one system call, and the walk
+		 * then finds most of what it needs in the cache.
+		 */
+		uint64_t pages[PREFETCH_PAGES];
+		size_t npages = mem_cache_pages(r->mc, pages, PREFETCH_PAGES);
+
+		mem_cache_clear(r->mc);
+		mem_cache_refresh(r->mc, pages, npages);
+		r->prefetched = npages > 0;
+	} else {
+		r->prefetched = false;
+		mem_cache_clear(r->mc);
+	}
 	/* States first: once anything is stopped, every thread looks stopped. */
-	if ((rc = procfs_tids(pid, &tidv, &ntids, cause)) != FP_OK)
+	if (!no_proc && (rc = procfs_tids(pid, &tidv, &ntids, cause)) != FP_OK)
 		return rc;
 	tids = xcalloc(ntids, sizeof *tids);
 	for (i = 0; i < ntids; i++) {
@@ -247,6 +267,7 @@ py_reader_snapshot(struct py_reader *r, const struct py_snapshot_opts *opts,
 	snap->taken_ns = now_ns();
 	r->snap = snap;
 	r->may_stop = r->stop_allowed && !opts->never_stop && !opts->block && !opts->native;
+	r->quick_tries = opts->tries;
 	snprintf(snap->version, sizeof snap->version, "%s", r->rt->version);
 
 	if (opts->native && r->unwinder == NULL &&
@@ -315,7 +336,9 @@ py_reader_snapshot(struct py_reader *r, const struct py_snapshot_opts *opts,
 		struct py_thread *t = &snap->threads[i];
 		struct tid_info *ti = find_tid(tids, ntids, t->tid);
 
-		if (ti == NULL) {
+		if (no_proc) {
+			/* the caller knows the states and names */
+		} else if (ti == NULL) {
 			t->tid = 0;	/* a Python thread whose OS thread is gone or unmatched */
 			t->os_state = '?';
 		} else {
@@ -328,13 +351,14 @@ py_reader_snapshot(struct py_reader *r, const struct py_snapshot_opts *opts,
 		pyframes_read(r, t, depth);
 		if (t->tstate == holder)
 			t->gil = GIL_HELD;
-		else if (holder != 0 && waits_on_gil(r, t->tid, gil))
+		else if (holder != 0 && !no_proc && waits_on_gil(r, t->tid, gil))
 			t->gil = GIL_WAITING;
 		else
 			t->gil = GIL_NONE;
 	}
 	/* Python's own names, where threading has them; the OS names stand for the rest. */
-	pythreads_name(r->names, r->mc, interp, snap->threads, snap->nthreads);
+	if (!no_proc)
+		pythreads_name(r->names, r->mc, interp, snap->threads, snap->nthreads);
 
 	if (opts->native) {
 		for (i = 0; i < snap->nthreads; i++)
@@ -369,9 +393,9 @@ py_reader_snapshot(struct py_reader *r, const struct py_snapshot_opts *opts,
 		qsort(snap->threads, snap->nthreads, sizeof *snap->threads, cmp_threads);
 	rc = FP_OK;
 	/* What was read from a process that is gone is not its state: say so. */
-	if (!procfs_exists(pid))
+	if (!no_proc && !procfs_exists(pid))
 		rc = fail(cause, FP_EEXITED, "process %d exited while being read", (int)pid);
-	else if (!same_interpreter(r, interp))
+	else if (!no_proc && !same_interpreter(r, interp))
 		rc = fail(cause, FP_EEXITED, "process %d replaced its Python while being read (it ran "
 		    "another program with exec, or shut its interpreter down): attach to it again",
 		    (int)pid);

@@ -102,6 +102,21 @@ struct py_snapshot_opts {
 	 * read: it is shown partial instead (a sampler counts those).
 	 */
 	bool never_stop;
+	/*
+	 * Reads of a torn stack before it is shown partial, back to back
+	 * (no waiting for the thread to run); 0 = the default rounds.  A
+	 * sampler takes 2: a torn sample is counted, not chased.
+	 */
+	unsigned tries;
+	/*
+	 * Read nothing under /proc (a sampler refreshes thread states at its
+	 * own pace): os_state is 0, names and cpu_ticks are unset.  Before
+	 * 3.11 an OS tid needs one full snapshot first (it finds where glibc
+	 * keeps it).  Exit is found by reads failing, not by a /proc check;
+	 * a thread waiting for the GIL shows GIL_NONE (that needs /proc).
+	 * The pages the last such snapshot read are re-read in one batch.
+	 */
+	bool no_proc;
 };
 
 struct py_reader;

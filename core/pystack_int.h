@@ -62,6 +62,13 @@ struct py_reader {
 	 * FP_STACK_CHECK is set to anything but 1 (benchmarks of the parts).
 	 */
 	bool may_stop, stop_allowed;
+	unsigned quick_tries;		/* this snapshot's opts->tries, 0 = rounds */
+	/*
+	 * The pages of the last snapshot were just re-read in one batch
+	 * (no_proc): a first read of each stack is served from them, not
+	 * expired and read again.  The checks for tearing still look live.
+	 */
+	bool prefetched;
 	uint64_t code_type;		/* &PyCode_Type, once seen */
 	/*
 	 * Per thread state, the pages its last read touched: the next read

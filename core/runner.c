@@ -56,6 +56,12 @@ runner_new(pid_t pid)
 	return r;
 }
 
+pid_t
+runner_pid(const struct runner *r)
+{
+	return r->pid;
+}
+
 void
 runner_free(struct runner *r)
 {

@@ -20,6 +20,8 @@
 struct runner;
 
 struct runner *runner_new(pid_t pid);
+/* The attached process (0 when none). */
+pid_t runner_pid(const struct runner *r);
 void runner_free(struct runner *r);
 
 /*

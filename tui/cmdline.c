@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "core/command.h"
+#include "tui/theme.h"
 
 #define HISTORY_MAX 1000
 
@@ -361,22 +362,6 @@ cmp_str(const void *a, const void *b)
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/*
- * What each positional argument of a command names, for commands whose
- * arguments are names in the process.  Commands of the guide that are not
- * there yet (watch, trace, tt) complete the same way once they are.
- */
-static const struct {
-	const char *cmd;
-	int kinds[3];		/* enum cmdline_names, -1: nothing */
-} name_args[] = {
-	{ "getglobal", { NAMES_MODULES, NAMES_MEMBERS, NAMES_CLASS_MEMBERS } },
-	{ "vmtool", { NAMES_MODULES, NAMES_CLASSES, -1 } },
-	{ "watch", { NAMES_MODULES, NAMES_MEMBERS, NAMES_CLASS_MEMBERS } },
-	{ "trace", { NAMES_MODULES, NAMES_MEMBERS, NAMES_CLASS_MEMBERS } },
-	{ "tt", { NAMES_MODULES, NAMES_MEMBERS, NAMES_CLASS_MEMBERS } },
-};
-
 static const struct cmd_option *
 find_option(const struct cmd_spec *spec, const char *word)
 {
@@ -389,18 +374,43 @@ find_option(const struct cmd_spec *spec, const char *word)
 	return NULL;
 }
 
-/* Names in the process for positional argument `pos` of `spec`, into cs. */
+/*
+ * Which names in the process the positional argument `npos` is, from the
+ * kinds in the command table: a module, then (module [class] method) a
+ * class or a member of the module, then a member of that class.
+ */
+static int
+names_kind(const struct cmd_spec *spec, size_t npos)
+{
+	const struct cmd_param *p, *before;
+
+	if (npos >= spec->nparams)
+		return -1;
+	p = &spec->params[npos];
+	before = npos > 0 ? &spec->params[npos - 1] : NULL;
+	switch (p->kind) {
+	case CMD_MODULE:
+		return NAMES_MODULES;
+	case CMD_CLASS:
+		return p->flags & CMD_OPTIONAL ? NAMES_MEMBERS : NAMES_CLASSES;
+	case CMD_METHOD:
+	case CMD_FIELD:
+		return before != NULL && before->kind == CMD_CLASS ? NAMES_CLASS_MEMBERS :
+		    NAMES_MEMBERS;
+	default:
+		return -1;
+	}
+}
+
+/* Names in the process for positional argument `npos` of `spec`, into cs. */
 static void
 complete_names(struct cands *cs, const struct cmd_spec *spec, char **pos, size_t npos,
     const char *prefix, const struct cmdline_namer *namer, char **note)
 {
 	char **names, *why = NULL;
 	size_t i, n;
-	int kind = -1;
+	int kind = names_kind(spec, npos);
 
-	for (i = 0; i < sizeof name_args / sizeof name_args[0]; i++)
-		if (strcmp(name_args[i].cmd, spec->name) == 0 && npos < 3)
-			kind = name_args[i].kinds[npos];
 	if (kind < 0)
 		return;
 	if (namer == NULL || namer->names == NULL) {
@@ -422,14 +432,74 @@ complete_names(struct cands *cs, const struct cmd_spec *spec, char **pos, size_t
 		    kind == NAMES_CLASSES ? "class" : "name", prefix);
 }
 
-char **
-cmdline_complete(struct cmdline *c, const struct local_command *locals,
-    size_t nlocals, const struct cmdline_namer *namer, size_t *np, char **note)
+static bool
+listable(enum cmd_kind kind)
 {
-	const struct cmd_spec *const *all, *spec;
+	return kind == CMD_CHOICE || kind == CMD_COMMAND || kind == CMD_THEME;
+}
+
+/* Words a value of `kind` can be that we know without the process. */
+static void
+complete_value(struct cands *cs, enum cmd_kind kind, const char *const *choices,
+    const char *prefix)
+{
+	const struct cmd_spec *const *all;
+	char **words;
+	size_t i, n;
+
+	switch (kind) {
+	case CMD_CHOICE:
+		for (i = 0; choices[i] != NULL; i++)
+			cand(cs, choices[i], prefix);
+		break;
+	case CMD_COMMAND:
+		all = command_all(&n);
+		for (i = 0; i < n; i++)
+			cand(cs, all[i]->name, prefix);
+		break;
+	case CMD_THEME:
+		words = theme_list(&n);
+		for (i = 0; i < n; i++)
+			cand(cs, words[i], prefix);
+		command_words_free(words, n);
+		break;
+	default:
+		break;
+	}
+}
+
+/* What the word being typed can be, after the words before it. */
+static void
+complete_word(struct cands *cs, const struct cmd_spec *spec, const struct cmd_option *takes,
+    char **pos, size_t npos, const char *prefix, const struct cmdline_namer *namer, char **note)
+{
+	size_t i;
+
+	if (takes != NULL) {
+		complete_value(cs, takes->kind, takes->choices, prefix);
+	} else if (spec->nsubs > 0) {
+		for (i = 0; npos == 0 && i < spec->nsubs; i++)
+			cand(cs, strrchr(spec->subs[i]->name, ' ') + 1, prefix);
+	} else if (prefix[0] == '-') {
+		for (i = 0; i < spec->noptions; i++) {
+			cand(cs, spec->options[i].longname, prefix);
+			if (strlen(prefix) <= 2)
+				cand(cs, spec->options[i].shortname, prefix);
+		}
+	} else if (npos < spec->nparams && listable(spec->params[npos].kind)) {
+		complete_value(cs, spec->params[npos].kind, spec->params[npos].choices, prefix);
+	} else {
+		complete_names(cs, spec, pos, npos, prefix, namer, note);
+	}
+}
+
+char **
+cmdline_complete(struct cmdline *c, const struct cmdline_namer *namer, size_t *np, char **note)
+{
+	const struct cmd_spec *const *all, *spec = NULL, *sub;
 	struct cands cs = { 0 };
 	const struct cmd_option *takes = NULL;	/* the last word wants a value */
-	char *before, *prefix, *first = NULL, *save = NULL, *w;
+	char *before, *prefix, *save = NULL, *w;
 	char **pos = NULL;
 	size_t start, nall, i, nwords = 0, common, npos = 0, apos = 0;
 
@@ -440,16 +510,26 @@ cmdline_complete(struct cmdline *c, const struct local_command *locals,
 		;
 	prefix = xstrdup(before + start);
 	before[start] = '\0';
-	spec = NULL;
 	for (w = strtok_r(before, " \t", &save); w != NULL; w = strtok_r(NULL, " \t", &save)) {
 		const struct cmd_option *o;
+		char *full;
 
 		if (nwords++ == 0) {
-			first = w;
 			spec = command_find(w);
+		} else if (spec == NULL) {
+			;
 		} else if (takes != NULL) {
 			takes = NULL;	/* the option's value */
-		} else if (spec != NULL && w[0] == '-' && (o = find_option(spec, w)) != NULL) {
+		} else if (spec->nsubs > 0 && npos == 0) {
+			/* mem summary: from here on, the subcommand's options and arguments */
+			full = xasprintf("%s %s", spec->name, w);
+			sub = command_find(full);
+			free(full);
+			if (sub != NULL)
+				spec = sub;
+			else
+				*ARRAY_PUSH(pos, npos, apos) = w;
+		} else if (w[0] == '-' && (o = find_option(spec, w)) != NULL) {
 			if (o->arg != NULL)
 				takes = o;
 		} else {
@@ -457,40 +537,12 @@ cmdline_complete(struct cmdline *c, const struct local_command *locals,
 		}
 	}
 
-	all = command_all(&nall);
 	if (nwords == 0) {
+		all = command_all(&nall);
 		for (i = 0; i < nall; i++)
 			cand(&cs, all[i]->name, prefix);
-		for (i = 0; i < nlocals; i++)
-			cand(&cs, locals[i].name, prefix);
 	} else if (spec != NULL) {
-		if (takes == NULL && prefix[0] == '-') {
-			for (i = 0; i < spec->noptions; i++) {
-				cand(&cs, spec->options[i].longname, prefix);
-				if (strlen(prefix) <= 2)
-					cand(&cs, spec->options[i].shortname, prefix);
-			}
-		} else if (takes == NULL && strcmp(spec->name, "help") == 0 && nwords == 1) {
-			for (i = 0; i < nall; i++)
-				cand(&cs, all[i]->name, prefix);
-		} else if (takes == NULL) {
-			complete_names(&cs, spec, pos, npos, prefix, namer, note);
-		} else if (strcmp(spec->name, "vmtool") == 0 && strcmp(takes->longname, "--action") == 0) {
-			cand(&cs, "getInstances", prefix);
-			cand(&cs, "forceGc", prefix);
-		}
-	} else {
-		for (i = 0; i < nlocals; i++) {
-			char **words;
-			size_t n, k;
-
-			if (strcmp(locals[i].name, first) != 0 || locals[i].args == NULL)
-				continue;
-			words = locals[i].args(&n);
-			for (k = 0; k < n; k++)
-				cand(&cs, words[k], prefix);
-			command_words_free(words, n);
-		}
+		complete_word(&cs, spec, takes, pos, npos, prefix, namer, note);
 	}
 	free(pos);
 	free(before);
@@ -525,27 +577,4 @@ cmdline_complete(struct cmdline *c, const struct local_command *locals,
 	*ARRAY_PUSH(cs.v, cs.n, cs.alloc) = NULL;
 	*np = cs.n - 1;
 	return cs.v;
-}
-
-bool
-cmdline_help(struct sbuf *out, const struct local_command *locals, size_t nlocals,
-    const char *name)
-{
-	size_t i;
-
-	if (name == NULL) {
-		command_help(out, NULL, NULL);
-		sbuf_add(out, "\nIn the TUI too:\n");
-		for (i = 0; i < nlocals; i++)
-			sbuf_addf(out, "  %-10s %s\n", locals[i].name, locals[i].summary);
-		return true;
-	}
-	for (i = 0; i < nlocals; i++) {
-		if (strcmp(locals[i].name, name) != 0)
-			continue;
-		sbuf_addf(out, "USAGE\n  %s%s%s\n\n%s (in the TUI only)\n", locals[i].name,
-		    *locals[i].usage ? " " : "", locals[i].usage, locals[i].summary);
-		return true;
-	}
-	return false;
 }

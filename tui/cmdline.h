@@ -55,27 +55,6 @@ const char *history_get(const struct history *h, size_t i);
 void history_close(struct history *h);
 
 /*
- * Commands that exist only in one front end (the TUI's `save`, `theme`),
- * completed like the command table's.  args() lists completions of
- * argument words (may be NULL).
- */
-struct local_command {
-	const char *name;
-	const char *usage;
-	const char *summary;
-	char **(*args)(size_t *n);
-};
-
-/*
- * `help` where `locals` exist too: with name NULL, the command table's list
- * and then the local commands; with a local command's name, its usage.
- * Returns false (writing nothing) for any other name: command_help()
- * answers for it.
- */
-bool cmdline_help(struct sbuf *out, const struct local_command *locals, size_t nlocals,
-    const char *name);
-
-/*
  * Names that only the process knows (module, class, attribute), for the
  * positions of commands like `getglobal module [class] field`.  names()
  * returns a malloc'd array (free with command_words_free) of the names
@@ -95,16 +74,16 @@ struct cmdline_namer {
 };
 
 /*
- * Complete the word before the cursor: command names (of the command table
- * and `locals`), then options of the command, `help` topics, what local
- * commands' args() give and, through `namer` (may be NULL), names in the
- * process.  Applies a unique completion or the longest common prefix.
+ * Complete the word before the cursor from the command table: command
+ * names, subcommands, options, option values and arguments by their kind
+ * (choices, commands, themes) and, through `namer` (may be NULL), names in
+ * the process.  Applies a unique completion or the longest common prefix.
  * Returns the candidates (NULL-terminated, malloc'd, for a menu; free with
  * command_words_free) and their number in *n.  *note gets a malloc'd
  * sentence when nothing can be completed for a reason the user should see
  * (e.g. names need the agent), else NULL.
  */
-char **cmdline_complete(struct cmdline *c, const struct local_command *locals,
-    size_t nlocals, const struct cmdline_namer *namer, size_t *n, char **note);
+char **cmdline_complete(struct cmdline *c, const struct cmdline_namer *namer, size_t *n,
+    char **note);
 
 #endif

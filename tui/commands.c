@@ -1,6 +1,7 @@
 /*
- * commands — what `:` runs: the TUI's own commands (quit, save, theme,
- * delay, help) and, through core/runner, every other command.
+ * commands — what `:` runs: every command through core/runner, which
+ * dispatches by the command table; the handlers of the TUI's own entries
+ * (quit, save, theme, delay) live here and are bound while the TUI runs.
  */
 #include "config.h"
 
@@ -17,20 +18,6 @@
 #include "core/runner.h"
 #include "tui/console.h"
 #include "tui/inside.h"
-
-static const struct local_command local_commands[] = {
-	{ "quit", "", "leave (the target keeps running); also q and exit", NULL },
-	{ "save", "FILE", "write the selected thread's stack to FILE", NULL },
-	{ "theme", "[NAME]", "switch theme; without NAME, list them", theme_list },
-	{ "delay", "SECONDS", "set the refresh interval", NULL },
-};
-
-const struct local_command *
-commands_local(size_t *n)
-{
-	*n = FP_NELEM(local_commands);
-	return local_commands;
-}
 
 /* ---- commands ---------------------------------------------------------------- */
 
@@ -93,77 +80,104 @@ save_stack(struct tui *t, const char *file)
 	sbuf_free(&text);
 }
 
+/* ---- the TUI's own commands: entries of the command table, bound here ---- */
+
+static int
+cmd_quit(void *ctx, const struct cmd_request *req, struct sbuf *out, char **cause)
+{
+	struct tui *t = ctx;
+
+	(void)req;
+	(void)out;
+	(void)cause;
+	t->quit = true;
+	return FP_OK;
+}
+
+static int
+cmd_save(void *ctx, const struct cmd_request *req, struct sbuf *out, char **cause)
+{
+	(void)out;
+	(void)cause;
+	save_stack(ctx, command_arg(req, "file"));
+	return FP_OK;
+}
+
+static int
+cmd_theme(void *ctx, const struct cmd_request *req, struct sbuf *out, char **cause)
+{
+	const char *name = command_arg(req, "name");
+	struct sbuf s = { 0 };
+	char **names;
+	size_t i, n;
+
+	(void)out;
+	(void)cause;
+	if (name != NULL) {
+		apply_theme(ctx, name);
+		return FP_OK;
+	}
+	names = theme_list(&n);
+	for (i = 0; i < n; i++)
+		sbuf_addf(&s, "%s%s", i ? " " : "", names[i]);
+	tui_status(ctx, false, "themes: %s", s.s ? s.s : "");
+	sbuf_free(&s);
+	command_words_free(names, n);
+	return FP_OK;
+}
+
+static int
+cmd_delay(void *ctx, const struct cmd_request *req, struct sbuf *out, char **cause)
+{
+	struct tui *t = ctx;
+
+	(void)out;
+	(void)cause;
+	t->delay = strtod(command_arg(req, "seconds"), NULL);	/* the parser checked it */
+	t->next_refresh_ns = now_ns() + (uint64_t)(t->delay * 1e9);
+	tui_status(t, false, "refreshing every %gs", t->delay);
+	return FP_OK;
+}
+
+void
+commands_bind(struct tui *t)
+{
+	command_bind("quit", t ? cmd_quit : NULL, t);
+	command_bind("save", t ? cmd_save : NULL, t);
+	command_bind("theme", t ? cmd_theme : NULL, t);
+	command_bind("delay", t ? cmd_delay : NULL, t);
+}
+
+/*
+ * The runner dispatches by the command table (to the handlers above for
+ * the TUI's own); statements go to the console pane, where their output
+ * streams.
+ */
 void
 commands_run(struct tui *t, const char *line)
 {
+	const struct cmd_spec *spec = command_of_line(line);
+	bool own = spec != NULL && (spec->flags & CMD_TUI);
+	struct pane *output = tui_pane(t, &pane_output_ops);
 	struct sbuf out = { 0 };
-	char **words = NULL, *cause = NULL;
-	size_t n = 0, i;
+	char *cause = NULL;
 	int rc;
 
-	if (command_split(line, &words, &n, &cause) != FP_OK) {
-		tui_status(t, true, "%s", cause);
-		free(cause);
+	if (spec != NULL && (spec->flags & CMD_STATEMENT)) {
+		console_run(t, line, (spec->flags & CMD_INTERACTIVE) != 0);
 		return;
 	}
-	if (n == 0) {
-		command_words_free(words, n);
-		return;
-	}
-	if (strcmp(words[0], "quit") == 0 || strcmp(words[0], "q") == 0 || strcmp(words[0], "exit") == 0) {
-		t->quit = true;
-	} else if (strcmp(words[0], "save") == 0) {
-		if (n != 2)
-			tui_status(t, true, "usage: save FILE");
-		else
-			save_stack(t, words[1]);
-	} else if (strcmp(words[0], "theme") == 0) {
-		if (n == 1) {
-			char **names = theme_list(&n);
-			struct sbuf s = { 0 };
-
-			for (i = 0; i < n; i++)
-				sbuf_addf(&s, "%s%s", i ? " " : "", names[i]);
-			tui_status(t, false, "themes: %s", s.s);
-			sbuf_free(&s);
-			command_words_free(names, n);
-			n = 1;
-		} else if (n == 2) {
-			apply_theme(t, words[1]);
-		} else {
-			tui_status(t, true, "usage: theme [NAME]");
-		}
-	} else if (strcmp(words[0], "delay") == 0) {
-		char *end = NULL;
-		double d = n == 2 ? strtod(words[1], &end) : 0;
-
-		if (n != 2 || end == words[1] || *end != '\0' || !(d >= 0.1 && d <= 3600)) {
-			tui_status(t, true, "usage: delay SECONDS (0.1 to 3600)");
-		} else {
-			t->delay = d;
-			t->next_refresh_ns = now_ns() + (uint64_t)(d * 1e9);
-			tui_status(t, false, "refreshing every %gs", d);
-		}
-	} else if (strcmp(words[0], "console") == 0 || strcmp(words[0], "execute") == 0) {
-		console_run(t, line, strcmp(words[0], "console") == 0);
-	} else if (strcmp(words[0], "help") == 0 && n <= 2 &&
-	    cmdline_help(&out, local_commands, FP_NELEM(local_commands), n == 2 ? words[1] : NULL)) {
-		pane_output_set(tui_pane(t, &pane_output_ops), line, out.s);
-		tui_show_pane(t, tui_pane(t, &pane_output_ops), true);
-	} else {
+	if (!own)
 		inside_quiesce(t);	/* the runner may use the agent's session */
-		rc = runner_exec(t->runner, line, &out, &cause);
-		if (out.len > 0) {
-			pane_output_set(tui_pane(t, &pane_output_ops), line, out.s);
-			tui_show_pane(t, tui_pane(t, &pane_output_ops), true);
-		}
-		if (rc != FP_OK)
-			tui_status(t, true, "%s", cause ? cause : "failed");
-		else if (out.len == 0)
-			tui_status(t, false, "%s: done", words[0]);
+	rc = runner_exec(t->runner, line, &out, &cause);
+	if (out.len > 0) {
+		pane_output_set(output, line, out.s);
+		tui_show_pane(t, output, true);
 	}
-	command_words_free(words, n);
+	if (rc != FP_OK)
+		tui_status(t, true, "%s", cause ? cause : "failed");
+	else if (out.len == 0 && !own && spec != NULL)
+		tui_status(t, false, "%s: done", spec->name);
 	free(cause);
 	sbuf_free(&out);
 }
-

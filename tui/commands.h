@@ -1,7 +1,8 @@
 /*
- * commands — what Enter on the `:` prompt runs: the TUI's own commands
- * (quit, save, theme, delay, help) here, console and execute through
- * tui/console.c, the rest through core/runner into the output pane.
+ * commands — what Enter on the `:` prompt runs: every command through
+ * core/runner and the command table, its output into the output pane;
+ * statements (console, execute) through tui/console.c.  The TUI's own
+ * entries of the table (quit, save, theme, delay) have their handlers here.
  */
 #ifndef FP_TUI_COMMANDS_H
 #define FP_TUI_COMMANDS_H
@@ -11,7 +12,7 @@
 #include "tui/tui.h"
 
 void commands_run(struct tui *t, const char *line);
-/* The TUI-only commands, for completion and help. */
-const struct local_command *commands_local(size_t *n);
+/* Bind the handlers of the table's TUI entries to `t`; NULL unbinds them. */
+void commands_bind(struct tui *t);
 
 #endif

@@ -107,6 +107,17 @@ run_cancellable(struct runner *r, const char *line)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : FP_ERR;
 }
 
+/* `quit` (q, exit): the command table's, bound here while the prompt runs. */
+static int
+linemode_quit(void *ctx, const struct cmd_request *req, struct sbuf *out, char **cause)
+{
+	(void)req;
+	(void)out;
+	(void)cause;
+	*(bool *)ctx = true;
+	return FP_OK;
+}
+
 /* ---- reading a line on a terminal ----------------------------------------- */
 
 struct term {
@@ -172,7 +183,7 @@ tty_complete(struct term *t, struct cmdline *c)
 {
 	char *note;
 	size_t k, n2;
-	char **cands = cmdline_complete(c, NULL, 0, NULL, &n2, &note);
+	char **cands = cmdline_complete(c, NULL, &n2, &note);
 
 	if (n2 > 1 || (n2 == 0 && note != NULL)) {
 		tput(t, "\r\n");
@@ -322,7 +333,11 @@ linemode_run(struct runner *r, pid_t pid)
 	char *line = NULL, *hpath, prompt[64];
 	size_t alloc = 0;
 	bool tty = isatty(STDIN_FILENO) && tcgetattr(STDIN_FILENO, &term.cooked) == 0;
+	bool leave = false;
+	const struct cmd_spec *spec;
 	int rc = FP_OK;
+
+	command_bind("quit", linemode_quit, &leave);
 
 	/* Ctrl-C cancels the running command, not the session. */
 	memset(&sa, 0, sizeof sa);
@@ -374,10 +389,19 @@ linemode_run(struct runner *r, pid_t pid)
 			continue;
 		if (tty)
 			history_add(hist, p);
-		if (strcmp(p, "quit") == 0 || strcmp(p, "exit") == 0 || strcmp(p, "q") == 0)
-			break;
+		/* The prompt's own commands (quit) run here, not in a child. */
+		spec = command_of_line(p);
+		if (spec != NULL && (spec->flags & CMD_LINEMODE)) {
+			int qrc = linemode_exec(r, p);
+
+			if (leave)
+				break;	/* the status stays the last command's */
+			rc = qrc;
+			continue;
+		}
 		rc = run_cancellable(r, p);
 	}
+	command_bind("quit", NULL, NULL);
 	free(line);
 	if (tty) {
 		cmdline_free(&edit);

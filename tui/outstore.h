@@ -1,14 +1,15 @@
 /*
- * outstore — what the output pane keeps: a bounded sequence of records
+ * outstore — what the output and console panes keep: a bounded sequence of records
  * (a command's heading, a line of its output, a note of ours), oldest
  * first.  Past either bound (records, bytes) the oldest records go, and
  * every one that goes is counted, so that the pane can say so instead of
  * growing without end while a statement prints millions of lines.
  *
- * This is the pane's whole storage interface, kept small on purpose: a
- * bounded record ring in core (core/ring, issue 8's stream work) can take
- * its place behind the same five calls.  Text is stored as given; the
- * caller escapes it (core/termsafe) before pushing.
+ * A thin typed view of core/ring (the bounded record stream that watch,
+ * tt and monitor fill too), so that the output and console panes share
+ * one ring and one way of keeping their view still while old lines go.
+ * Text is stored as given; the caller escapes it (core/termsafe) before
+ * pushing or when drawing.
  */
 #ifndef FP_TUI_OUTSTORE_H
 #define FP_TUI_OUTSTORE_H

@@ -1,8 +1,9 @@
 /*
  * The console pane: the transcript of `console` — the lines typed (with
  * their >>> or ... prompt) and what the code printed, streamed as it comes,
- * kept in a bounded store (tui/outstore.h) as the output pane's is.  The line being typed is on the command line at the bottom
- * (tui.c reads it for the runner); this pane only keeps and shows text.
+ * kept in a bounded store (tui/outstore.h) as the output pane's is.  The
+ * line being typed is on the command line at the bottom
+ * (tui/console.c reads it for the runner); this pane keeps and shows text.
  */
 #include "config.h"
 

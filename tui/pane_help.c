@@ -10,6 +10,7 @@
 
 #include <curses.h>
 
+#include "core/command.h"
 #include "tui/tui.h"
 
 struct hline {
@@ -142,6 +143,20 @@ section(struct help *h, const char *title, const struct keybinding *all, size_t 
 #undef IN
 }
 
+/* The TUI's own commands, as the command table has them. */
+static void
+add_tui_commands(struct help *h)
+{
+	const struct cmd_spec *const *all;
+	size_t i, n;
+
+	all = command_all(&n);
+	for (i = 0; i < n; i++)
+		if ((all[i]->flags & CMD_TUI) && !(all[i]->flags & CMD_PLANNED))
+			add(h, NULL, xasprintf(":%s%s%s", all[i]->name, all[i]->usage[0] ? " " : "",
+			    all[i]->usage), all[i]->summary);
+}
+
 static void
 help_open(struct pane *p)
 {
@@ -166,11 +181,9 @@ help_open(struct pane *p)
 	add(h, NULL, xstrdup(":help"), "list the commands; `:help stack` explains one");
 	add(h, NULL, xstrdup("Tab"), "complete commands, options and (with the agent) names");
 	add(h, NULL, xstrdup("Up Down"), "history (kept between sessions)");
-	add(h, NULL, xstrdup(":save FILE"), "write the selected thread's stack to FILE");
-	add(h, NULL, xstrdup(":theme NAME"), "switch theme (default light monochrome high-contrast)");
-	add(h, NULL, xstrdup(":delay SECS"), "set the refresh interval");
+	add_tui_commands(h);
 	add(h, "", NULL, NULL);
-	add(h, "Console (c, :console, :execute)", NULL, NULL);
+	add(h, "Console (c or :console; :execute prints into the output pane)", NULL, NULL);
 	add(h, NULL, xstrdup("Enter"), "run the line; a block takes more lines");
 	add(h, NULL, xstrdup("C-c"), "drop the line, or interrupt the running statement");
 	add(h, NULL, xstrdup("Esc C-d"), "leave the console (its variables stay)");

@@ -114,8 +114,16 @@ follow(struct pane *p)
 	struct output *o = p->data;
 	size_t n = output_nlines(p);
 
-	if (o->follow && n > 0)
+	if (o->follow && n > 0) {
 		pane_set_cursor(p, n - 1);
+	} else if (o->open && p->top < p->cursor) {
+		/*
+		 * The page was filled from above while the command had no
+		 * output yet: bring its heading up as its output comes.
+		 */
+		p->top = p->cursor;
+		pane_clamp(p);
+	}
 	p->tui->dirty = true;
 }
 
@@ -209,6 +217,14 @@ head_of(struct pane *p, size_t i)
 	return SIZE_MAX;
 }
 
+/* The command whose heading is record `head` (SIZE_MAX: it was dropped). */
+static const char *
+command_name(struct output *o, size_t head)
+{
+	return head != SIZE_MAX ? outstore_get(o->store, head, NULL) :
+	    "(a command whose first lines were dropped)";
+}
+
 static void
 output_title(struct pane *p, struct sbuf *out)
 {
@@ -222,11 +238,13 @@ output_title(struct pane *p, struct sbuf *out)
 		total += kind == OUT_HEAD;
 		k += kind == OUT_HEAD && i <= head;
 	}
-	sbuf_addf(out, "Output %s %s", dot, head != SIZE_MAX ? outstore_get(o->store, head, NULL) : "");
-	if (total > 1)
+	sbuf_addf(out, "Output %s %s", dot, command_name(o, head));
+	if (total > 1 && head != SIZE_MAX)
 		sbuf_addf(out, " %s %zu of %zu", dot, k, total);
-	if (o->open && p->tui->busy && head_of(p, n) == head)
-		sbuf_addf(out, " %s running (Ctrl-C interrupts)", dot);
+	/* an entry still open is a statement still running (in the
+	 * foreground or in the background) */
+	if (o->open && head_of(p, n) == head)
+		sbuf_addf(out, " %s running (Esc interrupts)", dot);
 	if (o->hscroll > 0)
 		sbuf_addf(out, " %s from column %d", dot, o->hscroll + 1);
 	if (outstore_dropped(o->store) > 0)
@@ -283,11 +301,11 @@ copy_entry(struct pane *p)
 	struct sbuf text = { 0 };
 	const char *s;
 
-	if (head == SIZE_MAX) {
+	if (n == 0) {
 		tui_status(p->tui, true, "no output to copy");
 		return;
 	}
-	for (i = head + 1; i < n; i++) {
+	for (i = head == SIZE_MAX ? 0 : head + 1; i < n; i++) {
 		s = line_at(p, i, &kind);
 		if (kind == OUT_HEAD)
 			break;
@@ -298,7 +316,7 @@ copy_entry(struct pane *p)
 	}
 	tui_copy(p->tui, text.len > 0 ? text.s : "");
 	tui_status(p->tui, false, "copied %zu line%s of :%s to the clipboard (OSC 52, escaped as shown)",
-	    lines, lines == 1 ? "" : "s", outstore_get(o->store, head, NULL));
+	    lines, lines == 1 ? "" : "s", command_name(o, head));
 	sbuf_free(&text);
 }
 

@@ -247,9 +247,8 @@ complete(struct tui *t)
 	struct cmdline *c = &t->edit;
 	struct cmdline_namer namer = { inside_names, t };
 	char *note;
-	size_t n, i, ncmds;
-	const struct local_command *cmds = commands_local(&ncmds);
-	char **cands = cmdline_complete(c, cmds, ncmds, &namer, &n, &note);
+	size_t n, i;
+	char **cands = cmdline_complete(c, &namer, &n, &note);
 
 	if (n > 1) {
 		struct sbuf s = { 0 };

@@ -511,6 +511,7 @@ tui_new(pid_t pid)
 	t->inside = inside_new();
 	cmdline_init(&t->edit, NULL);
 	panes_open(t);
+	commands_bind(t);
 	return t;
 }
 
@@ -519,6 +520,7 @@ tui_free(struct tui *t)
 {
 	if (t == NULL)
 		return;
+	commands_bind(NULL);
 	panes_close(t);
 	py_snapshot_free(t->snap);
 	free(t->cpu);

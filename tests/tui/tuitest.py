@@ -805,6 +805,22 @@ def help_and_keys(target, workdir):
                                       for c in ("stack", "console", "quit", "save", "theme", "delay")),
                ":help lists every command, the TUI's own ones too", tmux.capture())
         s.tmux.keys("z", "Escape")
+        # The TUI's own commands and the guide's to come go through the
+        # command table: its grammar, its answers.
+        for cmd, said in (("delay 0", "delay: seconds wants seconds from 0.1 to 3600, not '0'"),
+                          ("theme a b", "theme: expected at most 1 argument, got 2"),
+                          ("watch __main__ f", "'watch' is a command of the guide that this "
+                           "build does not have yet")):
+            s.tmux.keys(":")
+            s.tmux.type(cmd)
+            s.tmux.keys("Enter")
+            TAP.ok(s.wait(has(said), ":" + cmd) is not None, ":%s says %s" % (cmd, said),
+                   tmux.capture())
+        s.tmux.keys(":")
+        s.tmux.type("delay 2")
+        s.tmux.keys("Enter")
+        TAP.ok(s.wait(has("refreshing every 2s"), ":delay 2") is not None,
+               ":delay 2 runs the TUI's handler", tmux.capture())
         s.tmux.keys("Tab", "?")
         sc = s.wait(has("Help 1-", "scroll"), "help")
         TAP.ok(sc is not None, "the help overlay's title says it scrolls and where it is", tmux.capture())
@@ -845,8 +861,10 @@ def help_and_keys(target, workdir):
                "paused, the function bar says Space Resume", tmux.capture())
         s.tmux.keys("Space")
         TAP.ok(s.wait(has("Space Pause"), "resume") is not None, "live again, it says Pause")
-        s.tmux.keys("q")
-        TAP.ok(s.finished()[0] == 0, "help and keys: exit status 0")
+        s.tmux.keys(":")
+        s.tmux.type("exit")
+        s.tmux.keys("Enter")
+        TAP.ok(s.finished()[0] == 0, "help and keys: :exit (quit's alias) leaves, exit status 0")
     finally:
         tmux.kill()
 
@@ -1040,6 +1058,25 @@ def output_history(target, workdir):
         s.tmux.keys(*(["h"] * 24))
         TAP.ok(s.wait(lambda sc: output_has("3 of 3")(sc) and "from column" not in sc, "left")
                is not None, "output: h scrolls back to the first column", tmux.capture())
+        s.tmux.keys(":")
+        s.tmux.type('execute "import time; time.sleep(30)"')
+        s.tmux.keys("Enter")
+        sc = s.wait(output_has("time.sleep(30)", "running (Esc interrupts)"), "a long statement")
+        TAP.ok(sc is not None, "output: a statement still running says so in the title", tmux.capture())
+        s.tmux.keys("Escape")
+        sc = s.wait(lambda sc: output_has("time.sleep(30)")(sc) and "running (" not in sc and
+                    "KeyboardInterrupt" in sc, "interrupted")
+        TAP.ok(sc is not None, "output: Esc interrupts it; the traceback ends its output",
+               tmux.capture())
+        s.tmux.keys(":")
+        s.tmux.type('execute "for i in range(120000): print(i)"')
+        s.tmux.keys("Enter")
+        s.wait(has("execute: done"), "a long output")
+        s.tmux.keys("G")
+        sc = s.wait(lambda sc: output_has("older lines dropped")(sc) and console_line("119999")(sc),
+                    "its end")
+        TAP.ok(sc is not None, "output: past its bound the oldest lines go and the title counts them",
+               tmux.capture())
         s.tmux.keys("q")
         TAP.ok(s.finished()[0] == 0, "output history: exit status 0")
     finally:

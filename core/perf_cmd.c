@@ -1,0 +1,230 @@
+#include "config.h"
+
+#include "core/perf_cmd.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/flamesvg.h"
+#include "core/profile.h"
+#include "core/runner.h"
+#include "core/sampler.h"
+#include "core/termsafe.h"
+
+#define MAX_DURATION_S	31536000.0	/* a year, as the command table says */
+
+enum perf_format { FMT_SVG, FMT_COLLAPSED, FMT_SPEEDSCOPE, FMT_TEXT };
+
+static const char *const format_names[] = { "svg", "collapsed", "speedscope", "text" };
+static const char *const default_files[] = {
+	"flamegraph.svg", "flamegraph.collapsed", "flamegraph.speedscope.json", "flamegraph.txt",
+};
+static const char *const mode_names[] = { "wall", "cpu", "gil" };
+
+struct perf_args {
+	pid_t pid;
+	struct sampler_opts so;
+	enum perf_format format;
+	bool threads;
+	const char *file;
+};
+
+static volatile sig_atomic_t perf_sigint;
+
+static void
+perf_on_sigint(int sig)
+{
+	(void)sig;
+	perf_sigint = 1;
+}
+
+static int
+pick(const char *value, const char *const *names, size_t n, const char *what, char **cause)
+{
+	struct sbuf all = { 0 };
+	size_t i;
+	int rc;
+
+	for (i = 0; i < n; i++)
+		if (strcmp(value, names[i]) == 0)
+			return (int)i;
+	for (i = 0; i < n; i++)
+		sbuf_addf(&all, "%s%s", i > 0 ? ", " : "", names[i]);
+	rc = termsafe_fail(cause, FP_EUSAGE, "perf: unknown %s \"%s\" (one of: %s)", what, value,
+	    all.s);
+	sbuf_free(&all);
+	return -rc;
+}
+
+/* The format a file name asks for, when --format does not say. */
+static enum perf_format
+format_of(const char *file)
+{
+	const char *dot = strrchr(file, '.');
+
+	if (dot == NULL)
+		return FMT_SVG;
+	if (strcmp(dot, ".json") == 0)
+		return FMT_SPEEDSCOPE;
+	if (strcmp(dot, ".txt") == 0)
+		return FMT_TEXT;
+	if (strcmp(dot, ".collapsed") == 0 || strcmp(dot, ".folded") == 0)
+		return FMT_COLLAPSED;
+	return FMT_SVG;
+}
+
+static int
+parse_args(pid_t pid, const struct cmd_request *req, struct perf_args *a, char **cause)
+{
+	const char *v;
+	char *end;
+	double d;
+	long n;
+	int k;
+
+	memset(a, 0, sizeof *a);
+	a->pid = pid;
+	a->so.rate = 100;
+	if ((v = command_arg(req, "pid")) != NULL) {
+		n = strtol(v, &end, 10);
+		if (*v == '\0' || *end != '\0' || n <= 0 || n > 0x7fffffff)
+			return termsafe_fail(cause, FP_EUSAGE, "perf: \"%s\" is not a process id", v);
+		a->pid = (pid_t)n;
+	}
+	if ((v = command_opt(req, "--rate")) != NULL) {
+		errno = 0;
+		n = strtol(v, &end, 10);
+		if (*v == '\0' || *end != '\0' || errno != 0 || n < SAMPLER_RATE_MIN || n > SAMPLER_RATE_MAX)
+			return termsafe_fail(cause, FP_EUSAGE, "perf: rate \"%s\" out of range: give %d to "
+			    "%d samples per second", v, SAMPLER_RATE_MIN, SAMPLER_RATE_MAX);
+		a->so.rate = (unsigned)n;
+	}
+	if ((v = command_opt(req, "--duration")) != NULL) {
+		d = strtod(v, &end);
+		if (*v == '\0' || *end != '\0' || !isfinite(d) || d <= 0 || d > MAX_DURATION_S)
+			return termsafe_fail(cause, FP_EUSAGE, "perf: duration \"%s\" must be more than 0 "
+			    "and at most %.0f seconds (leave -d out to sample until Ctrl-C)", v, MAX_DURATION_S);
+		a->so.duration_ns = (uint64_t)(d * 1e9);
+	}
+	if ((v = command_opt(req, "--mode")) != NULL) {
+		if ((k = pick(v, mode_names, FP_NELEM(mode_names), "mode", cause)) < 0)
+			return -k;
+		a->so.mode = (enum sampler_mode)k;
+	}
+	a->file = command_opt(req, "--filepath");
+	if (a->file != NULL && *a->file == '\0')
+		return fail(cause, FP_EUSAGE, "perf: -f needs a file name");
+	if ((v = command_opt(req, "--format")) != NULL) {
+		if ((k = pick(v, format_names, FP_NELEM(format_names), "format", cause)) < 0)
+			return -k;
+		a->format = (enum perf_format)k;
+	} else if (a->file != NULL) {
+		a->format = format_of(a->file);
+	}
+	if (a->file == NULL)
+		a->file = default_files[a->format];
+	a->so.idle = command_opt(req, "--idle") != NULL;
+	a->so.native = command_opt(req, "--native") != NULL;
+	a->threads = command_opt(req, "--threads") != NULL;
+	if (a->pid <= 0)
+		return fail(cause, FP_EUSAGE, "perf: no process given (flight_profiler PID, or perf PID)");
+	return FP_OK;
+}
+
+static void
+sink(void *arg, const struct sample *s)
+{
+	profile_add(arg, s);
+}
+
+static int
+write_out(const struct perf_args *a, const struct profile *prof, FILE *f, const char *title,
+    const char *subtitle)
+{
+	switch (a->format) {
+	case FMT_COLLAPSED:
+		return profile_write_collapsed(prof, f);
+	case FMT_SPEEDSCOPE:
+		return profile_write_speedscope(prof, f, title);
+	case FMT_TEXT:
+		fprintf(f, "%s\n%s\n", title, subtitle);
+		return profile_write_text(prof, f, 0);
+	case FMT_SVG:
+	default:
+		return flamesvg_write(prof, f, title, subtitle);
+	}
+}
+
+/* Sample with Ctrl-C caught: it ends sampling, and what was collected is kept. */
+static int
+sample(struct sampler *s, struct profile *prof, char **cause)
+{
+	struct sigaction sa, old;
+	int rc;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = perf_on_sigint;
+	sigemptyset(&sa.sa_mask);
+	perf_sigint = 0;
+	sigaction(SIGINT, &sa, &old);
+	rc = sampler_run(s, sink, prof, &perf_sigint, cause);
+	sigaction(SIGINT, &old, NULL);
+	return rc;
+}
+
+int
+perf_cmd_run(void *ctx, const struct cmd_request *req, struct sbuf *out, char **cause)
+{
+	pid_t pid = runner_pid(ctx);
+	struct perf_args a;
+	struct sampler *s = NULL;
+	struct profile *prof = NULL;
+	char *summary = NULL, *title = NULL, *subtitle = NULL;
+	FILE *f = NULL;
+	int fd, rc;
+
+	if ((rc = parse_args(pid, req, &a, cause)) != FP_OK)
+		return rc;
+	/* The process first: a pid that is not Python leaves no empty file behind. */
+	if ((rc = sampler_open(a.pid, &a.so, &s, cause)) != FP_OK)
+		return rc;
+	/* Checked before sampling: a minute of samples is not lost to a typo. */
+	if ((fd = open(a.file, O_WRONLY | O_CREAT | O_CLOEXEC, 0644)) < 0) {
+		rc = termsafe_fail(cause, FP_ERR, "perf: cannot write %s: %s", a.file, strerror(errno));
+		sampler_close(s);
+		return rc;
+	}
+	prof = profile_new(a.threads);
+	rc = sample(s, prof, cause);
+	summary = sampler_summary(s);
+	title = xasprintf("flight_profiler perf: process %d, CPython %s, mode %s%s",
+	    (int)a.pid, sampler_version(s), mode_names[a.so.mode], a.so.idle ? " (with idle)" : "");
+	subtitle = xstrdup(summary);
+	if (ftruncate(fd, 0) != 0 || (f = fdopen(fd, "w")) == NULL) {
+		rc = termsafe_fail(cause, FP_ERR, "perf: cannot write %s: %s", a.file, strerror(errno));
+		close(fd);
+	} else {
+		if (write_out(&a, prof, f, title, subtitle) != 0 || fflush(f) != 0)
+			rc = termsafe_fail(cause, FP_ERR, "perf: cannot write %s: %s", a.file, strerror(errno));
+		if (fclose(f) != 0 && rc == FP_OK)
+			rc = termsafe_fail(cause, FP_ERR, "perf: cannot write %s: %s", a.file, strerror(errno));
+	}
+	if (rc == FP_OK) {
+		if (sampler_stats(s)->exited)
+			termsafe_addf(out, "process %d exited while sampled: ", (int)a.pid);
+		termsafe_addf(out, "Write %s to %s successfully! %s\n", format_names[a.format], a.file,
+		    summary);
+	}
+	free(summary);
+	free(title);
+	free(subtitle);
+	profile_free(prof);
+	sampler_close(s);
+	return rc;
+}

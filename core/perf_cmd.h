@@ -1,0 +1,20 @@
+/*
+ * perf_cmd — the `perf` command: sample a process from outside (core/sampler)
+ * and write a flamegraph, collapsed stacks, speedscope JSON or a text
+ * table.  The output path is checked before sampling starts; Ctrl-C, the
+ * duration or the target's exit ends sampling and what was collected is
+ * written.  Never stops a thread of the target (unless --native, which
+ * stops each briefly while it is unwound).
+ */
+#ifndef FP_PERF_CMD_H
+#define FP_PERF_CMD_H
+
+#include "core/command.h"
+
+/*
+ * The handler of `perf` in the command table (core/command_table.c); ctx
+ * is the runner, whose process is sampled unless the command names one.
+ */
+cmd_run_fn perf_cmd_run;
+
+#endif

@@ -1,0 +1,375 @@
+#include "config.h"
+
+#include "core/sampler.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/procfs.h"
+#include "core/util.h"
+
+/* How often the thread list is read again from /proc. */
+#define REFRESH_NS	200000000ull
+/* Consecutive failed ticks after which a target still there is given up. */
+#define MAX_FAILED	200
+
+/*
+ * An OS thread, with its schedstat file kept open: one pread per look.
+ * A thread was on a CPU in an interval when its run time grew: a thread
+ * preempted while runnable (state R, a loaded machine) does not count,
+ * so cpu mode follows CPU time, not the scheduler's queue.
+ */
+struct tinfo {
+	pid_t tid;
+	int fd;			/* /proc/PID/task/TID/schedstat, -1 if unopenable */
+	uint64_t ran_ns;	/* run time at the last look */
+	char *name;		/* Python's or the OS's name, NULL if unknown */
+	bool seen;		/* in the latest thread list */
+};
+
+struct sampler {
+	struct sampler_opts opts;
+	struct py_reader *reader;
+	pid_t pid;
+	struct tinfo *tids;
+	size_t ntids, atids;
+	bool need_names;	/* a thread appeared: the next tick reads /proc in full */
+	uint64_t refreshed_ns;
+	uint64_t rnd;
+	struct sampler_stats st;
+	char *version;
+};
+
+static bool ran_since(struct tinfo *ti);
+
+static struct tinfo *
+tinfo_find(struct sampler *s, pid_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < s->ntids; i++)
+		if (s->tids[i].tid == tid)
+			return &s->tids[i];
+	return NULL;
+}
+
+static void
+tinfo_drop(struct tinfo *ti)
+{
+	if (ti->fd >= 0)
+		close(ti->fd);
+	free(ti->name);
+}
+
+/* The thread list again: new threads get a stat file, gone ones lose theirs. */
+static void
+refresh_threads(struct sampler *s)
+{
+	pid_t *tidv = NULL;
+	size_t n = 0, i, j;
+
+	s->refreshed_ns = now_ns();
+	if (procfs_tids(s->pid, &tidv, &n, NULL) != FP_OK)
+		return;
+	for (i = 0; i < s->ntids; i++)
+		s->tids[i].seen = false;
+	for (i = 0; i < n; i++) {
+		struct tinfo *ti = tinfo_find(s, tidv[i]);
+		char path[80];
+
+		if (ti == NULL) {
+			ti = ARRAY_PUSH(s->tids, s->ntids, s->atids);
+			memset(ti, 0, sizeof *ti);
+			ti->tid = tidv[i];
+			snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", (int)s->pid,
+			    (int)tidv[i]);
+			ti->fd = open(path, O_RDONLY | O_CLOEXEC);
+			(void)ran_since(ti);
+			s->need_names = true;
+		}
+		ti->seen = true;
+	}
+	for (i = j = 0; i < s->ntids; i++) {
+		if (s->tids[i].seen)
+			s->tids[j++] = s->tids[i];
+		else
+			tinfo_drop(&s->tids[i]);
+	}
+	s->ntids = j;
+	free(tidv);
+}
+
+/* Did the thread run since the last look?  Reads its schedstat again. */
+static bool
+ran_since(struct tinfo *ti)
+{
+	char buf[128];
+	ssize_t len;
+	uint64_t ran, before = ti->ran_ns;
+
+	if (ti->fd < 0 || (len = pread(ti->fd, buf, sizeof buf - 1, 0)) <= 0)
+		return false;
+	buf[len] = '\0';
+	ran = strtoull(buf, NULL, 10);
+	ti->ran_ns = ran;
+	return ran > before;
+}
+
+/* Names from a full snapshot: Python's where threading has them. */
+static void
+learn_names(struct sampler *s, const struct py_snapshot *snap)
+{
+	size_t i;
+
+	for (i = 0; i < snap->nthreads; i++) {
+		const struct py_thread *t = &snap->threads[i];
+		struct tinfo *ti = tinfo_find(s, t->tid);
+
+		if (ti != NULL && t->name != NULL) {
+			free(ti->name);
+			ti->name = xstrdup(t->name);
+		}
+	}
+	s->need_names = false;
+}
+
+int
+sampler_open(pid_t pid, const struct sampler_opts *opts, struct sampler **sp,
+    char **cause)
+{
+	struct py_snapshot_opts so = { .never_stop = true, .tries = 2 };
+	struct py_snapshot *snap = NULL;
+	struct sampler *s;
+	int rc;
+
+	*sp = NULL;
+	if (opts->rate < SAMPLER_RATE_MIN || opts->rate > SAMPLER_RATE_MAX)
+		return fail(cause, FP_EUSAGE, "rate %u out of range: give %d to %d samples per second",
+		    opts->rate, SAMPLER_RATE_MIN, SAMPLER_RATE_MAX);
+	s = xcalloc(1, sizeof *s);
+	s->opts = *opts;
+	s->pid = pid;
+	s->rnd = now_ns() | 1;
+	if ((rc = py_reader_open(pid, &s->reader, cause)) != FP_OK) {
+		free(s);
+		return rc;
+	}
+	s->version = xstrdup(py_reader_runtime(s->reader)->version);
+	refresh_threads(s);
+	/* One full read: names, and (before 3.11) where glibc keeps the tid. */
+	if ((rc = py_reader_snapshot(s->reader, &so, &snap, cause)) != FP_OK) {
+		sampler_close(s);
+		return rc;
+	}
+	learn_names(s, snap);
+	py_snapshot_free(snap);
+	*sp = s;
+	return FP_OK;
+}
+
+/* Uniform in [0.5, 1.5) periods: no aliasing with a periodic target. */
+static uint64_t
+next_interval(struct sampler *s)
+{
+	uint64_t period = 1000000000ull / s->opts.rate;
+
+	s->rnd ^= s->rnd << 13;
+	s->rnd ^= s->rnd >> 7;
+	s->rnd ^= s->rnd << 17;
+	return period / 2 + s->rnd % (period > 0 ? period : 1);
+}
+
+static bool
+keep(const struct sampler *s, const struct py_thread *t, bool on_cpu)
+{
+	if (t->nframes == 0 && t->nnative == 0)
+		return false;
+	switch (s->opts.mode) {
+	case SAMPLER_GIL:
+		return t->gil == GIL_HELD;
+	case SAMPLER_CPU:
+		return on_cpu;
+	case SAMPLER_WALL:
+	default:
+		return s->opts.idle || on_cpu || t->gil == GIL_HELD;
+	}
+}
+
+/* Hand one snapshot's threads to the sink. */
+static void
+emit(struct sampler *s, struct py_snapshot *snap, uint64_t t0, uint64_t weight,
+    sampler_sink_fn *sink, void *arg)
+{
+	bool need_state = s->opts.mode == SAMPLER_CPU ||
+	    (s->opts.mode == SAMPLER_WALL && !s->opts.idle);
+	size_t i;
+
+	for (i = 0; i < snap->nthreads; i++) {
+		struct py_thread *t = &snap->threads[i];
+		struct tinfo *ti = tinfo_find(s, t->tid);
+		struct sample smp;
+		bool on_cpu = t->os_state == 'R';
+
+		if (t->tstate == 0)
+			continue;	/* an OS thread Python does not know (--native) */
+		s->st.thread_reads++;
+		if (t->partial) {
+			s->st.torn++;
+			continue;
+		}
+		/*
+		 * --native stops each thread to unwind it, and a stopped and
+		 * resumed thread has run: there, the state letter read before
+		 * any stop says it.
+		 */
+		if (need_state && !s->opts.native && ti != NULL && ti->fd >= 0)
+			on_cpu = ran_since(ti);
+		if (t->name == NULL && ti != NULL && ti->name != NULL)
+			t->name = xstrdup(ti->name);
+		if (!keep(s, t, on_cpu))
+			continue;
+		smp.time_ns = t0;
+		smp.weight_ns = weight;
+		smp.thread = t;
+		smp.on_cpu = on_cpu;
+		s->st.samples++;
+		sink(arg, &smp);
+	}
+}
+
+static uint64_t
+thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Read one tick.  False when sampling must end (the target is gone). */
+static bool
+tick(struct sampler *s, uint64_t t0, uint64_t weight, sampler_sink_fn *sink,
+    void *arg, unsigned *failed_run, char **cause)
+{
+	struct py_snapshot_opts so = {
+		.never_stop = true, .tries = 2, .native = s->opts.native,
+		.max_depth = s->opts.max_depth, .no_proc = !s->need_names,
+	};
+	struct py_snapshot *snap = NULL;
+	uint64_t c0 = thread_cpu_ns();
+	int rc;
+
+	rc = py_reader_snapshot(s->reader, &so, &snap, cause);
+	s->st.ticks++;
+	if (rc == FP_OK) {
+		*failed_run = 0;
+		if (so.no_proc == false)
+			learn_names(s, snap);
+		emit(s, snap, t0, weight, sink, arg);
+		py_snapshot_free(snap);
+	} else {
+		s->st.failed++;
+		if (rc == FP_EEXITED || !procfs_exists(s->pid) || ++*failed_run >= MAX_FAILED) {
+			s->st.exited = rc == FP_EEXITED || !procfs_exists(s->pid);
+			s->st.cpu_ns += thread_cpu_ns() - c0;
+			return false;
+		}
+	}
+	s->st.cpu_ns += thread_cpu_ns() - c0;
+	return true;
+}
+
+int
+sampler_run(struct sampler *s, sampler_sink_fn *sink, void *arg,
+    volatile sig_atomic_t *stop, char **cause)
+{
+	uint64_t start = now_ns(), next = start, prev = start, t0;
+	unsigned failed_run = 0;
+	char *why = NULL;
+	int rc = FP_OK;
+
+	while (stop == NULL || !*stop) {
+		t0 = now_ns();
+		if (s->opts.duration_ns > 0 && t0 - start >= s->opts.duration_ns)
+			break;
+		if (t0 - s->refreshed_ns >= REFRESH_NS)
+			refresh_threads(s);
+		if (!tick(s, t0, s->st.ticks == 0 ? next_interval(s) : t0 - prev, sink, arg,
+		    &failed_run, &why)) {
+			if (!s->st.exited)
+				rc = fail(cause, FP_ERR, "sampling process %d failed %d times in a row: %s",
+				    (int)s->pid, MAX_FAILED, why != NULL ? why : "unknown error");
+			break;
+		}
+		prev = t0;
+		s->st.busy_ns += now_ns() - t0;
+		next += next_interval(s);
+		if (now_ns() >= next) {
+			/* Behind by more than a period: start again from now, and say so. */
+			if (now_ns() - next > 1000000000ull / s->opts.rate) {
+				s->st.late++;
+				next = now_ns();
+			}
+			continue;
+		}
+		{
+			struct timespec ts = { (time_t)(next / 1000000000u), (long)(next % 1000000000u) };
+
+			/* A signal (Ctrl-C) ends the sleep early: the loop looks at *stop. */
+			clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+		}
+	}
+	s->st.elapsed_ns = now_ns() - start;
+	free(why);
+	return rc;
+}
+
+const struct sampler_stats *
+sampler_stats(const struct sampler *s)
+{
+	return &s->st;
+}
+
+const char *
+sampler_version(const struct sampler *s)
+{
+	return s->version;
+}
+
+char *
+sampler_summary(const struct sampler *s)
+{
+	const struct sampler_stats *st = &s->st;
+	double secs = (double)st->elapsed_ns / 1e9;
+	double hz = secs > 0 ? (double)st->ticks / secs : 0;
+	double torn = st->thread_reads > 0 ? 100.0 * (double)st->torn / (double)st->thread_reads : 0;
+	double busy = st->elapsed_ns > 0 ? 100.0 * (double)st->busy_ns / (double)st->elapsed_ns : 0;
+
+	double cpu_us = st->ticks > 0 ? (double)st->cpu_ns / 1e3 / (double)st->ticks : 0;
+
+	return xasprintf("%llu samples from %llu reads in %.1f s (%.1f Hz of %u asked), "
+	    "%.2f%% torn, %llu failed reads, %.1f us CPU per read, %.0f%% busy%s",
+	    (unsigned long long)st->samples, (unsigned long long)st->ticks, secs, hz,
+	    s->opts.rate, torn, (unsigned long long)st->failed, cpu_us, busy,
+	    st->late > st->ticks / 10 ? " (saturated: the rate asked is more than it reaches)" : "");
+}
+
+void
+sampler_close(struct sampler *s)
+{
+	size_t i;
+
+	if (s == NULL)
+		return;
+	for (i = 0; i < s->ntids; i++)
+		tinfo_drop(&s->tids[i]);
+	free(s->tids);
+	py_reader_close(s->reader);
+	free(s->version);
+	free(s);
+}
