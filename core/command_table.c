@@ -317,7 +317,7 @@ static struct cmd_spec cmd_watch = {
 	.summary = "each call's arguments, result, exception and cost, as they happen",
 	.params = observed_params, .nparams = FP_NELEM(observed_params),
 	.options = watch_options, .noptions = FP_NELEM(watch_options),
-	.flags = CMD_PLANNED,
+	.run = runner_cmd_watch,
 };
 
 static const struct cmd_option trace_options[] = {

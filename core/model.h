@@ -264,4 +264,42 @@ struct mem_rss {
 
 void mem_rss_parse(json_t *data, struct mem_rss *m);
 
+/* ---- watch records ------------------------------------------------------------ */
+
+/* One EXPR / VALUE row of a watch record: a value, or the error of its expression. */
+struct watch_value {
+	char *expr;
+	char *type_name;		/* NULL with error */
+	struct value_tree *value;	/* NULL with error */
+	char *error;			/* the expression raised: how; else NULL */
+	bool truncated;
+};
+
+struct watch_frame {
+	char *file, *func;
+	long long line;
+};
+
+/* One event of a watch request: the start (started) or one observed call. */
+struct watch_record {
+	bool started;		/* the hooks are in: matched / observed are set */
+	long long matched;	/* methods that matched (-E may match more than it observes) */
+	char **observed;	/* "module.Class.method" of each observed method */
+	size_t nobserved;
+	long long index;	/* 1, 2, ... */
+	char *method;
+	double time;		/* wall clock of the call, seconds since the epoch */
+	bool has_cost;		/* false at entry (-b) */
+	double cost_ms;
+	char *exception;	/* "Type: message" when the call raised; else NULL */
+	long long dropped;	/* records lost so far to a full queue (-1: not said) */
+	struct watch_frame *stack;	/* innermost caller first; NULL without --stack */
+	size_t nstack;
+	struct watch_value *values;
+	size_t nvalues;
+};
+
+void watch_record_parse(json_t *data, struct watch_record *w);
+void watch_record_clear(struct watch_record *w);
+
 #endif

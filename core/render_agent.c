@@ -4,6 +4,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/render.h"
 #include "core/termsafe.h"
@@ -269,5 +270,89 @@ render_asyncio(struct sbuf *out, const struct py_snapshot *snap, const struct ag
 			if (task->nframes == 0)
 				sbuf_add(out, "    (no frames: the task has not started or has finished)\n");
 		}
+	}
+}
+
+/* ---- watch ------------------------------------------------------------------ */
+
+#define WATCH_EXPR_MIN 10	/* the EXPR column is at least this wide */
+#define WATCH_EXPR_MAX 30	/* ... and at most this: longer ones go on their own line */
+
+static void
+watch_started(struct sbuf *out, const struct watch_record *w)
+{
+	size_t i;
+
+	if (w->nobserved == 1 && w->matched == 1) {
+		termsafe_addf(out, "Watching %s (Ctrl-C to stop).\n", w->observed[0]);
+		return;
+	}
+	sbuf_addf(out, "Pattern matched %lld method%s; watching %zu (Ctrl-C to stop):\n",
+	    w->matched, w->matched == 1 ? "" : "s", w->nobserved);
+	for (i = 0; i < w->nobserved; i++)
+		termsafe_addf(out, "  %s\n", w->observed[i]);
+}
+
+static void
+watch_header(struct sbuf *out, const struct watch_record *w)
+{
+	char when[64];
+	time_t sec = (time_t)w->time;
+	struct tm tm;
+
+	if (localtime_r(&sec, &tm) == NULL ||
+	    strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S", &tm) == 0)
+		strcpy(when, "?");
+	sbuf_addf(out, "[%lld] %s.%03d  ", w->index, when,
+	    (int)((w->time - (double)sec) * 1000) % 1000);
+	termsafe_addf(out, "%s  ", w->method);
+	if (w->has_cost)
+		sbuf_addf(out, "cost=%.3f ms  ", w->cost_ms);
+	if (w->exception != NULL)
+		termsafe_addf(out, "raised %s\n", w->exception);
+	else
+		sbuf_add(out, w->has_cost ? "returned\n" : "at entry\n");
+	if (w->dropped > 0)
+		sbuf_addf(out, "    (%lld calls were not shown: they came faster than they could be "
+		    "formatted)\n", w->dropped);
+}
+
+void
+render_watch_record(struct sbuf *out, const struct watch_record *w)
+{
+	size_t i, width = WATCH_EXPR_MIN, len;
+
+	if (w->started) {
+		watch_started(out, w);
+		return;
+	}
+	watch_header(out, w);
+	for (i = 0; i < w->nstack; i++)
+		termsafe_addf(out, "    at %s (%s:%lld)\n", w->stack[i].func, w->stack[i].file,
+		    w->stack[i].line);
+	for (i = 0; i < w->nvalues; i++)
+		if ((len = strlen(w->values[i].expr)) > width && len <= WATCH_EXPR_MAX)
+			width = len;
+	sbuf_addf(out, "    %-*s  VALUE\n", (int)width, "EXPR");
+	for (i = 0; i < w->nvalues; i++) {
+		const struct watch_value *v = &w->values[i];
+
+		sbuf_add(out, "    ");
+		add_indented(out, v->expr, 4);
+		len = strlen(v->expr);
+		if (len > width) {
+			sbuf_add(out, "\n");
+			len = 0;
+			pad(out, 4);
+		}
+		pad(out, (int)(width - len) + 2);
+		if (v->error != NULL) {
+			sbuf_add(out, "(");
+			add_indented(out, v->error, (int)width + 6);
+			sbuf_add(out, ")");
+		} else {
+			render_value(out, v->value, (int)width + 6);
+		}
+		sbuf_add(out, v->truncated ? "  (cut short)\n" : "\n");
 	}
 }

@@ -22,6 +22,12 @@ void render_value(struct sbuf *out, const struct value_tree *node, int indent);
 void render_value_block(struct sbuf *out, const struct value_block *b);
 
 /*
+ * One event of a watch request: the start (what is observed), or one
+ * call with its time, cost, outcome, caller stack and EXPR / VALUE rows.
+ */
+void render_watch_record(struct sbuf *out, const struct watch_record *w);
+
+/*
  * Give the snapshot's threads their Python names (threading.Thread.name)
  * from the agent's `threads` answer; the OS names stay where Python has
  * none.

@@ -165,8 +165,8 @@ default_write(void *ctx, const char *text, size_t len)
 	fflush(stdout);
 }
 
-static void
-io_write(struct runner *r, const char *text)
+void
+runner_write(struct runner *r, const char *text)
 {
 	r->io.write(r->io.ctx, text, strlen(text));
 }
@@ -238,8 +238,8 @@ runner_agent_state(const struct runner *r)
 }
 
 /* A JSON string of a command-line word; usage error if it is not UTF-8. */
-static int
-add_str(json_t *args, const char *key, const char *value, const char *cmd, char **cause)
+int
+runner_add_str(json_t *args, const char *key, const char *value, const char *cmd, char **cause)
 {
 	json_t *v;
 
@@ -252,8 +252,8 @@ add_str(json_t *args, const char *key, const char *value, const char *cmd, char 
 }
 
 /* -x, -r, -v into the request arguments (the parser checked -x). */
-static void
-value_options(const struct cmd_request *req, json_t *args)
+void
+runner_value_options(const struct cmd_request *req, json_t *args)
 {
 	json_object_set_new(args, "depth", json_integer(command_int(req, "--expand")));
 	json_object_set_new(args, "raw", json_boolean(command_opt(req, "--raw") != NULL));
@@ -309,14 +309,14 @@ runner_cmd_getglobal(void *ctx, const struct cmd_request *req, struct sbuf *out,
 	int rc;
 
 	args = json_object();
-	if ((rc = add_str(args, "module", command_arg(req, "module"), "getglobal", cause)) != FP_OK ||
-	    (rc = add_str(args, "class", command_arg(req, "class"), "getglobal", cause)) ||
-	    (rc = add_str(args, "field", command_arg(req, "field"), "getglobal", cause)) ||
-	    (rc = add_str(args, "expr", command_opt(req, "--expr"), "getglobal", cause))) {
+	if ((rc = runner_add_str(args, "module", command_arg(req, "module"), "getglobal", cause)) != FP_OK ||
+	    (rc = runner_add_str(args, "class", command_arg(req, "class"), "getglobal", cause)) ||
+	    (rc = runner_add_str(args, "field", command_arg(req, "field"), "getglobal", cause)) ||
+	    (rc = runner_add_str(args, "expr", command_opt(req, "--expr"), "getglobal", cause))) {
 		json_decref(args);
 		return rc;
 	}
-	value_options(req, args);
+	runner_value_options(req, args);
 	if ((rc = runner_call(r, "getglobal", args, VALUE_TIMEOUT_MS, &end, cause)) != FP_OK)
 		return rc;
 	if (end.ok)
@@ -353,13 +353,13 @@ runner_cmd_vmtool(void *ctx, const struct cmd_request *req, struct sbuf *out, ch
 		return rc;
 	}
 	json_object_set_new(args, "action", json_string("getInstances"));
-	if ((rc = add_str(args, "module", command_arg(req, "module"), "vmtool", cause)) != FP_OK ||
-	    (rc = add_str(args, "class", command_arg(req, "class"), "vmtool", cause)) != FP_OK ||
-	    (rc = add_str(args, "expr", command_opt(req, "--expr"), "vmtool", cause)) != FP_OK) {
+	if ((rc = runner_add_str(args, "module", command_arg(req, "module"), "vmtool", cause)) != FP_OK ||
+	    (rc = runner_add_str(args, "class", command_arg(req, "class"), "vmtool", cause)) != FP_OK ||
+	    (rc = runner_add_str(args, "expr", command_opt(req, "--expr"), "vmtool", cause)) != FP_OK) {
 		json_decref(args);
 		return rc;
 	}
-	value_options(req, args);
+	runner_value_options(req, args);
 	json_object_set_new(args, "limit", json_integer(command_int(req, "--limits")));
 	if ((rc = runner_call(r, "vmtool", args, INSTANCES_TIMEOUT_MS, &end, cause)) != FP_OK)
 		return rc;
@@ -381,7 +381,7 @@ runner_cmd_module(void *ctx, const struct cmd_request *req, struct sbuf *out, ch
 	int rc;
 
 	args = json_object();
-	if ((rc = add_str(args, "path", req->args[0], "module", cause)) != FP_OK) {
+	if ((rc = runner_add_str(args, "path", req->args[0], "module", cause)) != FP_OK) {
 		json_decref(args);
 		return rc;
 	}
@@ -408,13 +408,9 @@ runner_not_stopped(const char *cmd, char **cause)
 	    RUNNER_CANCEL_GRACE_MS / 1000);
 }
 
-/*
- * Run one request whose events carry output ("out"), streaming it as it
- * comes; Ctrl-C or the timeout cancels it.  *endp is its end.
- */
-static int
-run_streaming(struct runner *r, const char *cmd, json_t *args, long timeout_s,
-    struct proto_msg *endp, char **cause)
+int
+runner_stream(struct runner *r, const char *cmd, json_t *args, long timeout_s,
+    runner_event_fn on_event, void *ctx, struct proto_msg *endp, char **cause)
 {
 	struct sigaction old;
 	struct proto_msg msg;
@@ -446,9 +442,13 @@ run_streaming(struct runner *r, const char *cmd, json_t *args, long timeout_s,
 		if (msg.root != NULL) {
 			struct output_chunk chunk;
 
-			if (output_chunk_from_msg(&msg, &chunk))
-				r->io.write(r->io.ctx, chunk.text, chunk.len);
-			output_chunk_clear(&chunk);
+			if (on_event != NULL) {
+				on_event(r, ctx, &msg);
+			} else {
+				if (output_chunk_from_msg(&msg, &chunk))
+					r->io.write(r->io.ctx, chunk.text, chunk.len);
+				output_chunk_clear(&chunk);
+			}
 			proto_msg_clear(&msg);
 			if (!got_sigint)
 				continue;
@@ -488,7 +488,7 @@ statement_failed(struct runner *r, const struct proto_msg *end, const char *cmd,
 	int rc = runner_statement_end(end, cmd, &text, cause);
 
 	if (text.len > 0)
-		io_write(r, text.s);
+		runner_write(r, text.s);
 	sbuf_free(&text);
 	return rc;
 }
@@ -556,15 +556,15 @@ execute_args(const struct cmd_request *req, json_t **argsp, long *timeout, char 
 			    strerror(errno));
 		}
 		abs = realpath(req->args[0], NULL);
-		rc = add_str(args, "code", text, "execute", cause);
+		rc = runner_add_str(args, "code", text, "execute", cause);
 		if (rc == FP_OK)
-			rc = add_str(args, "filename", abs ? abs : req->args[0], "execute", cause);
+			rc = runner_add_str(args, "filename", abs ? abs : req->args[0], "execute", cause);
 		free(text);
 		free(abs);
 	} else {
 		for (i = 0; i < req->nargs; i++)
 			sbuf_addf(&code, "%s%s", i ? " " : "", req->args[i]);
-		rc = add_str(args, "code", code.s, "execute", cause);
+		rc = runner_add_str(args, "code", code.s, "execute", cause);
 		sbuf_free(&code);
 	}
 	if (rc != FP_OK) {
@@ -586,7 +586,7 @@ runner_cmd_execute(void *ctx, const struct cmd_request *req, struct sbuf *out, c
 
 	if ((rc = execute_args(req, &args, &timeout, cause)) != FP_OK)
 		return rc;
-	if ((rc = run_streaming(r, "execute", args, timeout, &end, cause)) != FP_OK)
+	if ((rc = runner_stream(r, "execute", args, timeout, NULL, NULL, &end, cause)) != FP_OK)
 		return rc;
 	if (!end.ok)
 		rc = statement_failed(r, &end, "execute", cause);
@@ -767,7 +767,7 @@ runner_cmd_console(void *ctx, const struct cmd_request *req, struct sbuf *out, c
 		    "Ctrl-C interrupts a statement.\n", session_info(s)->python, (int)r->pid,
 		    session_info(s)->agent);
 
-		io_write(r, banner);
+		runner_write(r, banner);
 		free(banner);
 		r->banner_shown = true;
 	}
@@ -792,7 +792,7 @@ runner_cmd_console(void *ctx, const struct cmd_request *req, struct sbuf *out, c
 			line = xstrdup("");
 		}
 		if (line == NULL && interrupted) {
-			io_write(r, "\nKeyboardInterrupt\n");
+			runner_write(r, "\nKeyboardInterrupt\n");
 			sbuf_free(&buf);
 			continue;
 		}
@@ -817,19 +817,19 @@ runner_cmd_console(void *ctx, const struct cmd_request *req, struct sbuf *out, c
 		 */
 		code = xstrndup(buf.s, !eof && buf.len > 0 ? buf.len - 1 : buf.len);
 		args = json_object();
-		rc = add_str(args, "code", code, "console", &why);
+		rc = runner_add_str(args, "code", code, "console", &why);
 		free(code);
 		if (rc != FP_OK) {
 			json_decref(args);
-			io_write(r, why);
-			io_write(r, "\n");
+			runner_write(r, why);
+			runner_write(r, "\n");
 			free(why);
 			why = NULL;
 			sbuf_free(&buf);
 			failures++;
 			continue;
 		}
-		if ((rc = run_streaming(r, "console", args, 0, &end, cause)) != FP_OK) {
+		if ((rc = runner_stream(r, "console", args, 0, NULL, NULL, &end, cause)) != FP_OK) {
 			sbuf_free(&buf);
 			free(pushback);
 			return rc;
@@ -842,7 +842,7 @@ runner_cmd_console(void *ctx, const struct cmd_request *req, struct sbuf *out, c
 			continue;	/* more lines to come */
 		}
 		if (incomplete) {
-			io_write(r, "console: the input ended inside a statement\n");
+			runner_write(r, "console: the input ended inside a statement\n");
 			failures++;
 		} else if (!end.ok) {
 			if (statement_failed(r, &end, "console", &why) != FP_OK)
@@ -858,7 +858,7 @@ runner_cmd_console(void *ctx, const struct cmd_request *req, struct sbuf *out, c
 	sbuf_free(&buf);
 	free(pushback);
 	if (r->io.interactive)
-		io_write(r, "\n");
+		runner_write(r, "\n");
 	(void)out;
 	(void)req;
 	if (failures > 0 && !r->io.interactive)

@@ -1,7 +1,7 @@
 /*
  * runner_int — what the runner's own files (core/runner*.c) share: the
- * one-request call to the agent and the message of a failed end.  Not for
- * front ends.
+ * calls to the agent, the message of a failed end and the output helpers.
+ * Not for front ends, which use core/runner.h.
  */
 #ifndef FP_RUNNER_INT_H
 #define FP_RUNNER_INT_H
@@ -9,6 +9,7 @@
 #include <jansson.h>
 #include <sys/types.h>
 
+#include "core/command.h"
 #include "core/protocol.h"
 #include "core/runner.h"
 
@@ -17,5 +18,23 @@ int runner_call(struct runner *r, const char *cmd, json_t *args, int timeout_ms,
     struct proto_msg *end, char **cause);
 /* The status and "cmd: message" of a failed end. */
 int runner_end_failure(const struct proto_msg *end, const char *cmd, char **cause);
+
+/* Write text to the runner's output (a front end's, or standard output). */
+void runner_write(struct runner *r, const char *text);
+/* args[key] = value as a JSON string (usage error if it is not UTF-8); NULL adds nothing. */
+int runner_add_str(json_t *args, const char *key, const char *value, const char *cmd,
+    char **cause);
+/* -x, -r, -v into the request arguments (the parser checked -x). */
+void runner_value_options(const struct cmd_request *req, json_t *args);
+
+/*
+ * Send a request (args stolen) and hand each of its events to on_event as
+ * it comes (NULL: events carry output, written as it comes); Ctrl-C, the
+ * front end's poll or the timeout (seconds, 0: none) cancels it.  *endp is
+ * its end, to be cleared by the caller.
+ */
+typedef void (*runner_event_fn)(struct runner *r, void *ctx, const struct proto_msg *msg);
+int runner_stream(struct runner *r, const char *cmd, json_t *args, long timeout_s,
+    runner_event_fn on_event, void *ctx, struct proto_msg *endp, char **cause);
 
 #endif

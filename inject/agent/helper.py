@@ -359,3 +359,409 @@ def _asyncio_info(frames, limit):
         entry["tasks"].sort(key=lambda t: (not t.get("current"), t.get("name", "")))
         result.append(entry)
     return {"loops": result}
+
+
+# ---- watch: observe the calls of one method ---------------------------------
+#
+# The hook is a wrapper put in place of the attribute (module function,
+# method, staticmethod, classmethod) and put back exactly on removal: the
+# attribute is the original object again (`module.f is original`).  The
+# calling thread only captures references and a monotonic time into a
+# bounded deque; evaluating the expressions and formatting the values run on
+# the agent worker that serves the request (watch_run), off the hot path.
+
+from time import monotonic_ns as _ns
+
+_WATCH_QUEUE = 1024         # records waiting for the worker; more are dropped
+_WATCH_MAX_MATCHES = 20     # methods one -E watch may observe
+_STACK_DEPTH = 32
+_watches = {}               # (conn, id) -> _Watch
+
+
+class WatchError(Exception):
+    """A watch that cannot start: the message says why, for the client."""
+
+
+class _Watch(object):
+    __slots__ = ("queue", "dropped", "active", "before", "stack", "installs")
+
+    def __init__(self, before, stack):
+        from collections import deque
+        self.queue = deque()
+        self.dropped = 0
+        self.active = True
+        self.before = before
+        self.stack = stack
+        self.installs = []  # (owner, name, raw, wrapper-as-installed, created)
+
+
+def _closest(name, names):
+    import difflib
+    near = difflib.get_close_matches(name, [n for n in names if isinstance(n, str)], 3, 0.6)
+    return (" (closest: %s)" % ", ".join(near)) if near else ""
+
+
+def _caller_stack():
+    f = sys._getframe(2)
+    out = []
+    while f is not None and len(out) < _STACK_DEPTH:
+        c = f.f_code
+        if c.co_filename != __file__:
+            out.append((c.co_filename, f.f_lineno, getattr(c, "co_qualname", c.co_name)))
+        f = f.f_back
+    return out
+
+
+def _snapshot(args, kwargs):
+    """-b: the arguments as passed, copied before the body can change them
+    (references where a copy is impossible)."""
+    import copy
+    try:
+        return copy.deepcopy((args, kwargs))
+    except BaseException:
+        return (args, kwargs)
+
+
+def _make_wrapper(w, fn, label, bound):
+    """The wrapper for fn; bound: its first argument is the target (self or cls)."""
+    q = w.queue
+    MAXQ = _WATCH_QUEUE
+
+    def put(t0, cost, args, kwargs, ret, exc, stack):
+        if len(q) < MAXQ:
+            q.append((label, bound, t0, cost, args, kwargs, ret, exc, stack))
+        else:
+            w.dropped += 1
+
+    def enter(args, kwargs):
+        stack = _caller_stack() if w.stack else None
+        if w.before:
+            a, k = _snapshot(args, kwargs)
+            put(_ns(), None, a, k, None, None, stack)
+        return (stack, args, kwargs, _ns())
+
+    def leave(st, ret, exc):
+        if not w.before:
+            stack, args, kwargs, t0 = st
+            put(t0, _ns() - t0, args, kwargs, ret, exc, stack)
+
+    # Three bodies because `await` and `yield from` are syntax: the cost of
+    # a coroutine or generator covers its whole run, not its creation.
+    import inspect
+    if inspect.iscoroutinefunction(fn):
+        async def wrapper(*args, **kwargs):
+            if not w.active:
+                return await fn(*args, **kwargs)
+            st = enter(args, kwargs)
+            try:
+                r = await fn(*args, **kwargs)
+            except BaseException as e:
+                leave(st, None, e)
+                raise
+            leave(st, r, None)
+            return r
+    elif inspect.isgeneratorfunction(fn):
+        def wrapper(*args, **kwargs):
+            if not w.active:
+                return (yield from fn(*args, **kwargs))
+            st = enter(args, kwargs)
+            try:
+                r = yield from fn(*args, **kwargs)
+            except BaseException as e:
+                leave(st, None, e)
+                raise
+            leave(st, r, None)
+            return r
+    elif not w.before and not w.stack:
+        # The common case, inlined: no call of ours but the clock's.
+        def wrapper(*args, **kwargs):
+            if not w.active:
+                return fn(*args, **kwargs)
+            t0 = _ns()
+            try:
+                r = fn(*args, **kwargs)
+            except BaseException as e:
+                if len(q) < MAXQ:
+                    q.append((label, bound, t0, _ns() - t0, args, kwargs, None, e, None))
+                else:
+                    w.dropped += 1
+                raise
+            if len(q) < MAXQ:
+                q.append((label, bound, t0, _ns() - t0, args, kwargs, r, None, None))
+            else:
+                w.dropped += 1
+            return r
+    else:
+        def wrapper(*args, **kwargs):
+            if not w.active:
+                return fn(*args, **kwargs)
+            st = enter(args, kwargs)
+            try:
+                r = fn(*args, **kwargs)
+            except BaseException as e:
+                leave(st, None, e)
+                raise
+            leave(st, r, None)
+            return r
+    try:
+        import functools
+        functools.update_wrapper(wrapper, fn)
+    except BaseException:
+        pass
+    wrapper._fp_watch = True
+    return wrapper
+
+
+def _resolve_owner(modname, cls):
+    mod = sys.modules.get(modname)
+    if mod is None:
+        raise WatchError("module '%s' is not imported in this process%s"
+                         % (modname, _closest(modname, list(sys.modules))))
+    if not cls:
+        return mod, "module '%s'" % modname
+    owner = mod
+    where = "module '%s'" % modname
+    for part in cls.split("."):
+        try:
+            owner = getattr(owner, part)
+        except AttributeError:
+            raise WatchError("class '%s' not found in %s%s" % (part, where, _closest(part, dir(owner))))
+        where = "class '%s' of module '%s'" % (cls, modname)
+    if not isinstance(owner, type):
+        raise WatchError("'%s' in module '%s' is not a class (it is a %s)"
+                         % (cls, modname, type(owner).__name__))
+    return owner, where
+
+
+def _target_of(owner, name, where, strict):
+    """(raw attribute as stored, function to call, bound) or None when not
+    observable and not strict; raises WatchError when strict."""
+    import types
+    raw = None
+    if isinstance(owner, type):
+        for k in owner.__mro__:
+            if name in k.__dict__:
+                raw = k.__dict__[name]
+                break
+    else:
+        raw = getattr(owner, "__dict__", {}).get(name)
+    if raw is None:
+        if not strict:
+            return None
+        raise WatchError("method '%s' not found in %s%s" % (name, where, _closest(name, dir(owner))))
+    if getattr(raw, "_fp_watch", False) or getattr(getattr(raw, "__func__", None), "_fp_watch", False):
+        if not strict:
+            return None
+        raise WatchError("'%s' in %s is already watched by another request" % (name, where))
+    if isinstance(raw, staticmethod):
+        return raw, raw.__func__, False
+    if isinstance(raw, classmethod):
+        return raw, raw.__func__, True
+    if isinstance(raw, types.FunctionType):
+        return raw, raw, isinstance(owner, type)
+    if not strict:
+        return None
+    what = type(raw).__name__
+    if callable(raw):
+        raise WatchError("'%s' in %s is a %s written in C: only Python functions can be watched"
+                         % (name, where, what))
+    raise WatchError("'%s' in %s is not a function (it is a %s)" % (name, where, what))
+
+
+def _resolve(modname, cls, method, regex):
+    """[(owner, name, raw, fn, bound, label)] and the count of matches."""
+    if not regex:
+        owner, where = _resolve_owner(modname, cls)
+        raw, fn, bound = _target_of(owner, method, where, True)
+        label = ".".join(p for p in (modname, cls, method) if p)
+        return [(owner, method, raw, fn, bound, label)], 1
+    import re
+    try:
+        mre = re.compile(method)
+        cre = re.compile(cls) if cls else None
+    except re.error as e:
+        raise WatchError("bad pattern: %s" % e)
+    mod = sys.modules.get(modname)
+    if mod is None:
+        raise WatchError("module '%s' is not imported in this process%s"
+                         % (modname, _closest(modname, list(sys.modules))))
+    owners = []
+    if cre is None:
+        owners.append((mod, None))
+    else:
+        for k, v in sorted(vars(mod).items()):
+            if isinstance(k, str) and isinstance(v, type) and cre.fullmatch(k) \
+                    and getattr(v, "__module__", None) == modname:
+                owners.append((v, k))
+    found = []
+    for owner, cname in owners:
+        where = "module '%s'" % modname if cname is None else "class '%s'" % cname
+        for k in sorted(n for n in vars(owner) if isinstance(n, str)):
+            if not mre.fullmatch(k):
+                continue
+            t = _target_of(owner, k, where, False)
+            if t is None:
+                continue
+            if cname is None and getattr(t[1], "__module__", None) != modname:
+                continue
+            found.append((owner, k, t[0], t[1], t[2], ".".join(p for p in (modname, cname, k) if p)))
+    if not found:
+        raise WatchError("no function of module '%s' matches class pattern '%s' and method pattern '%s'"
+                         % (modname, cls or "", method))
+    return found[:_WATCH_MAX_MATCHES], len(found)
+
+
+def _install(w, targets):
+    for owner, name, raw, fn, bound, label in targets:
+        wrapper = _make_wrapper(w, fn, label, bound)
+        if isinstance(raw, staticmethod):
+            put = staticmethod(wrapper)
+        elif isinstance(raw, classmethod):
+            put = classmethod(wrapper)
+        else:
+            put = wrapper
+        created = not (name in getattr(owner, "__dict__", {}))
+        setattr(owner, name, put)
+        w.installs.append((owner, name, raw, put, created))
+
+
+def _remove(w):
+    """Put every original back: the attribute is the very object it was.
+    If the application replaced our wrapper meanwhile, theirs stays."""
+    w.active = False
+    while w.installs:
+        owner, name, raw, put, created = w.installs.pop()
+        try:
+            d = getattr(owner, "__dict__", {})
+            if d.get(name) is not put:
+                continue
+            if created:
+                delattr(owner, name)
+            else:
+                setattr(owner, name, raw)
+        except BaseException:
+            pass
+    w.queue.clear()
+
+
+def watch_stop(conn, rid):
+    """Remove the hooks of request (conn, rid), or of every request of conn
+    when rid is None.  Idempotent; called again by C after watch_run."""
+    for key in [k for k in list(_watches) if k[0] == conn and (rid is None or k[1] == rid)]:
+        w = _watches.pop(key, None)
+        if w is not None:
+            _remove(w)
+
+
+def watch_stop_all():
+    for key in list(_watches):
+        w = _watches.pop(key, None)
+        if w is not None:
+            _remove(w)
+
+
+def _expr_parts(text):
+    """--expr "a, b" as [("a", code), ("b", code)]: one row per element of a
+    top-level tuple written without parentheses, as the guide shows them."""
+    import ast
+    try:
+        tree = ast.parse(text.strip(), "<expr>", "eval")
+    except SyntaxError as e:
+        raise WatchError("--expr is not a valid Python expression: %s" % e.msg)
+    src = text.strip()
+    body = tree.body
+    if isinstance(body, ast.Tuple) and body.elts and not src.startswith("("):
+        parts = []
+        for elt in body.elts:
+            seg = ast.get_source_segment(src, elt) or ast.dump(elt)
+            parts.append((seg, compile(ast.Expression(elt), "<expr>", "eval")))
+        return parts
+    return [(src, compile(tree, "<expr>", "eval"))]
+
+
+def _describe_exc(e):
+    try:
+        text = str(e)
+    except BaseException:
+        text = _fp_repr(e, 300)
+    if len(text) > 300:
+        text = text[:300] + "..."
+    return "%s: %s" % (type(e).__name__, text) if text else type(e).__name__
+
+
+def watch_run(conn, rid, spec, record, cancelled):
+    """Run one watch until -n records were shown, the request is cancelled
+    (cancelled() true, or KeyboardInterrupt from the agent), or the
+    connection closed.  record(meta, values) formats and sends one record on
+    this worker; values is [(label, obj, error)]."""
+    import builtins
+    import time
+    try:
+        exprs = _expr_parts(spec.get("expr") or "args,kwargs")
+        filt = None
+        if spec.get("filter"):
+            try:
+                filt = compile(spec["filter"], "<filter>", "eval")
+            except SyntaxError as e:
+                raise WatchError("-f is not a valid Python expression: %s" % e.msg)
+        if spec.get("nested"):
+            raise WatchError("-nm (nested functions) is not supported by this agent yet")
+        targets, matched = _resolve(spec["module"], spec.get("class"), spec["method"],
+                                    spec.get("regex"))
+    except WatchError as e:
+        return {"ok": False, "message": str(e)}
+    w = _Watch(bool(spec.get("before")), bool(spec.get("stack")))
+    only_exc, only_ok = spec.get("exception"), spec.get("success")
+    limit = spec.get("limit", 10)
+    g = {"__builtins__": builtins}
+    shown = 0
+    _watches[(conn, rid)] = w
+    try:
+        _install(w, targets)
+        record({"started": True, "matched": matched, "observed": [t[5] for t in targets]}, [])
+        reported_drops = 0
+        while shown < limit:
+            if cancelled():
+                break
+            if not w.queue:
+                time.sleep(0.01)
+                continue
+            label, bound, t0, cost, args, kwargs, ret, exc, stack = w.queue.popleft()
+            if exc is not None and only_ok:
+                continue
+            if exc is None and only_exc and cost is not None:
+                continue
+            target = None
+            if bound and args:
+                target, args = args[0], args[1:]
+            ms = cost / 1e6 if cost is not None else 0.0
+            ns = {"target": target, "return_obj": ret, "cost": ms, "args": args,
+                  "kwargs": kwargs}
+            meta = {"method": label, "time": time.time() - (_ns() - t0) / 1e9,
+                    "cost_ms": ms if cost is not None else None}
+            if exc is not None:
+                meta["exception"] = _describe_exc(exc)
+            if stack is not None:
+                meta["stack"] = [list(s) for s in stack]
+            if w.dropped != reported_drops:
+                meta["dropped"] = w.dropped
+                reported_drops = w.dropped
+            values = []
+            if filt is not None:
+                try:
+                    if not eval(filt, g, dict(ns)):
+                        continue
+                except Exception as e:
+                    values.append(("-f", None, "the filter raised " + _describe_exc(e)))
+            for text, code in exprs:
+                try:
+                    values.append((text, eval(code, g, dict(ns)), None))
+                except Exception as e:
+                    values.append((text, None, "raised " + _describe_exc(e)))
+            shown += 1
+            meta["index"] = shown
+            record(meta, values)
+        return {"ok": True, "shown": shown, "dropped": w.dropped, "matched": matched}
+    finally:
+        _watches.pop((conn, rid), None)
+        _remove(w)

@@ -125,6 +125,15 @@ agent_job_mark_done(struct agent_job *job)
 	pthread_mutex_lock(&J.lock);
 	job->running = false;
 	job->done = true;
+	/*
+	 * The statement is over before its end is sent: a client that got the
+	 * end and asks again at once must not be told every worker is busy.
+	 */
+	if (job->stmt) {
+		job->stmt = false;
+		J.nstmt--;
+		J.nstmt_running--;
+	}
 	pthread_mutex_unlock(&J.lock);
 }
 
@@ -217,7 +226,7 @@ static const char *
 busy_text(char *buf, size_t len)
 {
 	snprintf(buf, len, "all %d agent workers are busy with statements that have not "
-	    "returned (execute, console); cancel one or try again later", AGENT_MAX_WORKERS);
+	    "returned (execute, console, watch); cancel one or try again later", AGENT_MAX_WORKERS);
 	return buf;
 }
 

@@ -686,6 +686,166 @@ do_console(struct agent_job *job)
 	return do_run(job, true);
 }
 
+
+/* ---- watch (helper.py's watch_run) ---------------------------------------- */
+
+/* What a watch's record() and cancelled() callables know. */
+struct watch_sink {
+	struct agent_job *job;	/* alive while watch_run runs */
+	int depth;
+	bool raw, verbose;
+};
+
+static void
+watch_sink_free(PyObject *capsule)
+{
+	free(PyCapsule_GetPointer(capsule, "fp.watch"));
+}
+
+/* One label, value and error of a record, formatted here on the worker. */
+static json_t *
+watch_value(const struct watch_sink *w, PyObject *item)
+{
+	PyObject *label, *obj, *err;
+	struct fmt_opts o;
+	json_t *v = json_object();
+	char *tn;
+
+	if (!PyArg_ParseTuple(item, "OOO", &label, &obj, &err)) {
+		PyErr_Clear();
+		return v;
+	}
+	json_object_set_new(v, "expr", PyUnicode_Check(label) ? fmt_str(label, 400, NULL) :
+	    json_string("?"));
+	if (err != Py_None) {
+		json_object_set_new(v, "error", PyUnicode_Check(err) ? fmt_str(err, 600, NULL) :
+		    json_string("?"));
+		return v;
+	}
+	fmt_opts_init(&o, w->depth, w->raw, w->verbose);
+	tn = fmt_type_name(Py_TYPE(obj));
+	json_object_set_new(v, "type", json_string(tn));
+	json_object_set_new(v, "value", fmt_value(obj, &o));
+	if (o.truncated)
+		json_object_set_new(v, "truncated", json_true());
+	free(tn);
+	return v;
+}
+
+/* record(meta, values): one event of the watch request. */
+static PyObject *
+py_watch_record(PyObject *self, PyObject *args)
+{
+	struct watch_sink *w = PyCapsule_GetPointer(self, "fp.watch");
+	PyObject *meta, *values, *item;
+	json_t *data, *vals;
+	Py_ssize_t i;
+
+	if (w == NULL || !PyArg_ParseTuple(args, "O!O!", &PyDict_Type, &meta, &PyList_Type, &values))
+		return NULL;
+	data = fmt_plain(meta);
+	vals = json_array();
+	for (i = 0; i < PyList_GET_SIZE(values); i++) {
+		item = PyList_GET_ITEM(values, i);
+		if (PyTuple_Check(item))
+			json_array_append_new(vals, watch_value(w, item));
+	}
+	json_object_set_new(data, "values", vals);
+	agent_send(w->job->conn, proto_new_event(w->job->id, data));
+	Py_RETURN_NONE;
+}
+
+static PyObject *
+py_watch_cancelled(PyObject *self, PyObject *unused)
+{
+	struct watch_sink *w = PyCapsule_GetPointer(self, "fp.watch");
+
+	(void)unused;
+	if (w == NULL)
+		return NULL;
+	return PyBool_FromLong(agent_job_is_cancelled(w->job));
+}
+
+static PyMethodDef watch_record_def = { "_fp_record", py_watch_record, METH_VARARGS, "send a record" };
+static PyMethodDef watch_cancelled_def = { "_fp_cancelled", py_watch_cancelled, METH_NOARGS,
+    "is the request cancelled" };
+
+static json_t *
+watch_spec(json_t *args)
+{
+	static const char *const keys[] = { "module", "class", "method", "expr", "filter", "nested",
+	    "exception", "success", "before", "stack", "regex", "limit" };
+	json_t *spec = json_object();
+	size_t i;
+
+	for (i = 0; i < sizeof keys / sizeof keys[0]; i++)
+		if (json_object_get(args, keys[i]) != NULL)
+			json_object_set(spec, keys[i], json_object_get(args, keys[i]));
+	return spec;
+}
+
+static PyObject *
+json_to_py(json_t *j)
+{
+	char *text = json_dumps(j, JSON_COMPACT | JSON_ENCODE_ANY);
+	PyObject *json = PyImport_ImportModule("json"), *r = NULL;
+
+	if (text != NULL && json != NULL)
+		r = PyObject_CallMethod(json, "loads", "s", text);
+	free(text);
+	Py_XDECREF(json);
+	return r;
+}
+
+static json_t *
+do_watch(struct agent_job *job)
+{
+	struct watch_sink *w;
+	PyObject *cap = NULL, *rec = NULL, *can = NULL, *spec = NULL, *r = NULL;
+	json_t *end = NULL, *data, *s;
+
+	if (arg_str(job->args, "module") == NULL || arg_str(job->args, "method") == NULL)
+		return proto_new_end_error(job->id, "usage", "watch needs a module and a method");
+	if ((w = calloc(1, sizeof *w)) == NULL)
+		return proto_new_end_error(job->id, "internal", "out of memory");
+	w->job = job;
+	w->depth = (int)arg_int(job->args, "depth", 1);
+	w->raw = arg_bool(job->args, "raw");
+	w->verbose = arg_bool(job->args, "verbose");
+	if ((cap = PyCapsule_New(w, "fp.watch", watch_sink_free)) == NULL)
+		free(w);
+	s = watch_spec(job->args);
+	if (cap != NULL && (rec = PyCFunction_New(&watch_record_def, cap)) != NULL &&
+	    (can = PyCFunction_New(&watch_cancelled_def, cap)) != NULL &&
+	    (spec = json_to_py(s)) != NULL)
+		r = helper_call("watch_run", Py_BuildValue("(KKOOO)", (unsigned long long)job->conn,
+		    (unsigned long long)job->id, spec, rec, can));
+	json_decref(s);
+	/* An interrupt that landed in the helper's own cleanup: remove again. */
+	if (r == NULL)
+		end = helper_result(job->id, NULL);
+	PyErr_Clear();
+	Py_XDECREF(helper_call("watch_stop", Py_BuildValue("(KK)", (unsigned long long)job->conn,
+	    (unsigned long long)job->id)));
+	PyErr_Clear();
+	Py_XDECREF(spec);
+	Py_XDECREF(rec);
+	Py_XDECREF(can);
+	Py_XDECREF(cap);
+	if (r == NULL)
+		return end;
+	end = helper_result(job->id, r);
+	data = json_object_get(end, "data");
+	if (json_is_false(json_object_get(data, "ok"))) {
+		const char *m = json_string_value(json_object_get(data, "message"));
+		json_t *e = proto_new_end_error(job->id, "notfound", m ? m : "watch failed");
+
+		json_decref(end);
+		end = e;
+	}
+	return end;
+}
+
 /*
  * Every command a client may send: the hello's capabilities are its names,
  * and a request is run by its entry.  An entry without a handler is a
@@ -699,6 +859,7 @@ static const struct agent_command commands[] = {
 	{ "console", do_console, true },
 	{ "threads", do_threads, false },
 	{ "mem", agent_mem_run, false },
+	{ "watch", do_watch, true },
 	{ "cancel", NULL, false },
 };
 
@@ -792,6 +953,10 @@ agent_py_drop_conn(uint64_t conn)
 			PyDict_DelItem(consoles, key);
 		Py_DECREF(key);
 	}
+	/* Hooks of the connection's watches that outlived their worker. */
+	if (helper != NULL)
+		Py_XDECREF(helper_call("watch_stop", Py_BuildValue("(KO)", (unsigned long long)conn,
+		    Py_None)));
 	PyErr_Clear();
 	PyGILState_Release(g);
 }

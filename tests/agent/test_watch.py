@@ -1,0 +1,180 @@
+"""watch against real processes, every configured interpreter: each call's
+arguments, result, exception and cost; -n, -e, -s, -b, --expr, -f, -E,
+--stack; clear errors for bad names and raising expressions; and the hooks
+gone after -n, after Ctrl-C and after SIGKILL of the client, checked from
+inside the target (every attribute is the very object it was).  The
+target (tests/agent/targets/watch_target.py) calls every kind of function
+from a "driver" thread every few milliseconds."""
+
+import os
+import re
+import signal
+import subprocess
+import time
+
+import pytest
+
+from conftest import AGENT_TESTS, BINARY, EXIT_OK, EXIT_USAGE, EXIT_OTHER
+
+WATCH_TARGET = os.path.join(AGENT_TESTS, "targets", "watch_target.py")
+HOOKS_LEFT = 'execute "import __main__; print(__main__.hooks_left())"'
+
+
+@pytest.fixture
+def target(python, launch):
+    t = launch(WATCH_TARGET, python)
+    yield t
+    import shutil
+    shutil.rmtree("/tmp/.flight_profiler-%d" % t.pid, ignore_errors=True)
+
+
+def ok(result):
+    assert result.code == EXIT_OK, result.describe()
+    return result.stdout
+
+
+def records(stdout):
+    """[{"head": header line, "EXPR": VALUE text, ..., "at": [stack lines]}]"""
+    out = []
+    for line in stdout.splitlines():
+        if re.match(r"^\[\d+\] ", line):
+            out.append({"head": line, "at": []})
+        elif out and line.startswith("    at "):
+            out[-1]["at"].append(line[7:])
+        elif out and line.startswith("    ") and not line.startswith("    EXPR "):
+            m = re.match(r"^    (\S+)\s+(.*)$", line)
+            if m:
+                out[-1][m.group(1)] = m.group(2)
+    return out
+
+
+def hooks_left(profiler, pid):
+    return ok(profiler.cmd(pid, HOOKS_LEFT)).strip()
+
+
+def test_watch_arguments_return_exception_cost(profiler, target):
+    pid = target.pid
+    out = ok(profiler.cmd(pid, "watch __main__ add -n 2"))
+    assert out.startswith("Watching __main__.add (Ctrl-C to stop).\n")
+    recs = records(out)
+    assert len(recs) == 2
+    for i, r in enumerate(recs, 1):
+        assert re.match(r"^\[%d\] \d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}  __main__\.add  "
+                        r"cost=\d+\.\d{3} ms  returned$" % i, r["head"]), r
+        a, b = re.match(r"^\((\d+), (\d+)\)$", r["args"]).groups()
+        assert b == "1" and r["kwargs"] == "{}"
+    # -e: only raising calls, with the exception; -s: only returning calls.
+    recs = records(ok(profiler.cmd(pid, "watch __main__ maybe_fail -e -n 3 --expr args,return_obj")))
+    assert len(recs) == 3
+    for r in recs:
+        n = int(re.match(r"^\((\d+),\)$", r["args"]).group(1))
+        assert r["head"].endswith("raised ValueError: odd %d" % n) and n % 2 == 1
+        assert r["return_obj"] == "None"
+    recs = records(ok(profiler.cmd(pid, "watch __main__ maybe_fail -s -n 3 --expr args,return_obj")))
+    assert len(recs) == 3
+    for r in recs:
+        assert r["head"].endswith("returned") and int(r["return_obj"]) % 2 == 0
+        assert r["args"] == "(%s,)" % r["return_obj"]
+    assert hooks_left(profiler, pid) == "[]"
+
+
+def test_watch_expression_variables_and_filter(profiler, target):
+    pid = target.pid
+    out = ok(profiler.cmd(pid, "watch __main__ Calc mul -n 2 "
+                               "--expr target,args,kwargs,return_obj,cost,cost>=0"))
+    for r in records(out):
+        assert re.match(r"^<__main__\.Calc object at 0x[0-9a-f]+>$", r["target"]), r
+        x = int(re.match(r"^\((\d+),\)$", r["args"]).group(1))
+        assert r["kwargs"] == "{'y': 3}"
+        assert r["return_obj"] == str(3 * x)
+        assert float(r["cost"]) >= 0 and r["cost>=0"] == "True"
+    # classmethod: target is the class; staticmethod: no target.
+    r = records(ok(profiler.cmd(pid, "watch __main__ Calc named -n 1 --expr target,return_obj")))[0]
+    assert r["target"] == "<class '__main__.Calc'>" and r["return_obj"].startswith("'Calc")
+    r = records(ok(profiler.cmd(pid, "watch __main__ Calc neg -n 1 --expr target,args,return_obj")))[0]
+    assert r["target"] == "None"
+    assert r["return_obj"] == "-" + re.match(r"^\((\d+),\)$", r["args"]).group(1)
+    # -f: only calls whose first argument is a multiple of 5.
+    recs = records(ok(profiler.cmd(pid, "watch __main__ add -n 3 -f args[0]%5==0 --expr args")))
+    assert len(recs) == 3
+    assert all(int(re.match(r"^\((\d+), 1\)$", r["args"]).group(1)) % 5 == 0 for r in recs)
+    # Coroutines and generators: the value they finally return.
+    r = records(ok(profiler.cmd(pid, "watch __main__ acoro -n 1 --expr args,return_obj")))[0]
+    assert r["return_obj"] == str(10 * int(re.match(r"^\((\d+),\)$", r["args"]).group(1)))
+    r = records(ok(profiler.cmd(pid, "watch __main__ gen -n 1 --expr return_obj")))[0]
+    assert r["return_obj"] == "'gen-done'"
+    assert hooks_left(profiler, pid) == "[]"
+
+
+def test_watch_before_stack_regex_and_truncation(profiler, target):
+    pid = target.pid
+    # -b: the list as passed; without it, as the body left it.
+    r = records(ok(profiler.cmd(pid, "watch __main__ mutate -b -n 1 -x 2")))[0]
+    assert r["head"].endswith("at entry") and "mutated" not in r["args"], r
+    assert re.match(r"^\(\[\d+\],\)$", r["args"]), r
+    r = records(ok(profiler.cmd(pid, "watch __main__ mutate -n 1 -x 2")))[0]
+    assert re.match(r"^\(\[\d+, 'mutated'\],\)$", r["args"]), r
+    r = records(ok(profiler.cmd(pid, "watch __main__ add -n 1 --stack")))[0]
+    assert r["at"][0].startswith("drive (%s:" % WATCH_TARGET), r
+    out = ok(profiler.cmd(pid, "watch __main__ Calc n.* -E -n 2"))
+    assert out.startswith("Pattern matched 2 methods; watching 2 (Ctrl-C to stop):\n"
+                          "  __main__.Calc.named\n  __main__.Calc.neg\n"), out
+    out = ok(profiler.cmd(pid, "watch __main__ huge -n 1 -x 4 --expr return_obj"))
+    assert "... 4990 more items]" in out and "<recursive dict at 0x" in out
+    assert len(out) < 20000
+    assert hooks_left(profiler, pid) == "[]"
+
+
+def test_watch_bad_names_and_raising_expressions(profiler, target):
+    pid = target.pid
+
+    def error(command, code=EXIT_OTHER):
+        result = profiler.cmd(pid, command)
+        assert result.code == code, result.describe()
+        return result.error_line()
+
+    assert error("watch __main__ ad") == \
+        "flight_profiler: watch: method 'ad' not found in module '__main__' (closest: add)"
+    assert error("watch __main__ Calk mul") == \
+        "flight_profiler: watch: class 'Calk' not found in module '__main__' (closest: Calc)"
+    assert error("watch __mian__ add").startswith(
+        "flight_profiler: watch: module '__mian__' is not imported in this process (closest: __main__")
+    assert "written in C: only Python functions can be watched" in error("watch time sleep")
+    assert error("watch __main__ add --expr 'args,'(") .startswith(
+        "flight_profiler: watch: --expr is not a valid Python expression")
+    assert "exclude each other" in error("watch __main__ add -e -s", EXIT_USAGE)
+    # An expression that raises: its error in each record, the watch goes on.
+    recs = records(ok(profiler.cmd(pid, "watch __main__ add -n 2 --expr 1/0,args")))
+    assert len(recs) == 2
+    for r in recs:
+        assert r["1/0"] == "(raised ZeroDivisionError: division by zero)"
+        assert r["args"].endswith(", 1)")
+    assert hooks_left(profiler, pid) == "[]"
+
+
+def start_watch(pid, command):
+    proc = subprocess.Popen([BINARY, str(pid), "--cmd", command], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    first = proc.stdout.readline()
+    assert first.startswith(b"Watching "), first
+    assert proc.stdout.readline().startswith(b"[1] ")
+    return proc
+
+
+def test_watch_hooks_removed_on_ctrl_c_and_sigkill(profiler, target):
+    pid = target.pid
+    proc = start_watch(pid, "watch __main__ Calc mul -n 1000000")
+    assert hooks_left(profiler, pid) == "['Calc.mul']"
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=10)
+    assert proc.returncode == EXIT_OK, err
+    assert re.search(rb"\nwatch: stopped after \d+ calls; the hooks are removed\n$", out)
+    assert hooks_left(profiler, pid) == "[]"
+    # SIGKILL: the agent sees the connection close and removes the hook.
+    proc = start_watch(pid, "watch __main__ add -n 1000000")
+    proc.kill()
+    proc.communicate(timeout=10)
+    deadline = time.monotonic() + 2
+    while hooks_left(profiler, pid) != "[]":
+        assert time.monotonic() < deadline, "the hook outlived the client by 2 s"
+        time.sleep(0.1)

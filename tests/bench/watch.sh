@@ -1,0 +1,71 @@
+#!/bin/sh
+# tests/bench/watch.sh [PYTHON] — what `watch` costs the watched function:
+# ns per call of tiny() before, while and after it is watched (default
+# --expr), next to the same body never watched (plain) and under a plain
+# Python decorator doing the same capture (decorated), all measured by the
+# target itself in the same run (tests/bench/watch_target.py).
+#
+# Not pass/fail: prints the numbers and the ratios.  The issue's budget:
+# watch's added cost <= 1/2 of the decorator's; after the watch, tiny() is
+# back to plain's cost.
+set -eu
+builddir=${FP_BUILDDIR:-$(pwd)}
+srcdir=${FP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
+bin="$builddir/flight_profiler"
+py=${1:-$(grep ' 3\.11\.' "$builddir/pythons.list" | tail -1 | cut -d' ' -f5)}
+[ -n "$py" ] || py=$(tail -1 "$builddir/pythons.list" | cut -d' ' -f5)
+[ -x "$bin" ] || { echo "build first: make" >&2; exit 1; }
+work=$(mktemp -d)
+target="" watcher=""
+cleanup() {
+	[ -z "$watcher" ] || kill "$watcher" 2>/dev/null || true
+	[ -z "$target" ] || kill "$target" 2>/dev/null || true
+	rm -rf "$work"
+}
+trap cleanup EXIT INT TERM
+export FP_AGENT_DIR="$builddir"
+
+"$py" "$srcdir/tests/bench/watch_target.py" >"$work/rounds" 2>&1 &
+target=$!
+
+# wait_rounds N: until N more rounds than now were printed.
+wait_rounds() {
+	want=$(($(wc -l <"$work/rounds") + $1))
+	while [ "$(wc -l <"$work/rounds")" -lt "$want" ]; do sleep 0.05; done
+}
+# median of column $1 (2: tiny, 4: plain, 6: decorated) over the last $2 rounds.
+median() {
+	tail -n "$2" "$work/rounds" | awk -v c="$1" '{ print $(c + 2) }' | sort -n |
+	    awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+}
+
+echo "machine: $(uname -srm), $(nproc) cores; target: $("$py" -c 'import sys; print(sys.version.split()[0])')"
+wait_rounds 5
+"$bin" "$target" --cmd "getglobal __main__ CALLS" >/dev/null	# load the agent first
+wait_rounds 5
+before_tiny=$(median 2 5) before_plain=$(median 4 5) deco=$(median 6 5)
+"$bin" "$target" --cmd "watch __main__ tiny -n 1000000000" >"$work/watch.out" 2>&1 &
+watcher=$!
+while ! grep -q '^\[1\]' "$work/watch.out" 2>/dev/null; do sleep 0.05; done
+wait_rounds 5
+during_tiny=$(median 2 5) during_plain=$(median 4 5)
+kill -INT "$watcher"
+wait "$watcher" || true
+watcher=""
+shown=$(grep -c '^\[' "$work/watch.out" || true)
+wait_rounds 5
+after_tiny=$(median 2 5) after_plain=$(median 4 5)
+
+awk -v bt="$before_tiny" -v bp="$before_plain" -v d="$deco" -v dt="$during_tiny" \
+    -v dp="$during_plain" -v at="$after_tiny" -v ap="$after_plain" -v shown="$shown" 'BEGIN {
+	printf "ns per call (median of 5 rounds of 100,000 calls each)\n"
+	printf "  %-28s %8s %8s\n", "", "tiny", "plain"
+	printf "  %-28s %8.1f %8.1f\n", "before watch", bt, bp
+	printf "  %-28s %8.1f %8.1f   (%d records shown)\n", "while watched", dt, dp, shown
+	printf "  %-28s %8.1f %8.1f\n", "after watch (Ctrl-C)", at, ap
+	printf "  %-28s %8.1f\n", "plain decorator, same capture", d
+	printf "watched / unwatched:        %.2fx\n", dt / dp
+	printf "added cost: watch %.1f ns, decorator %.1f ns: ratio %.2f (budget <= 0.50)\n",
+	    dt - dp, d - bp, (dt - dp) / (d - bp)
+	printf "after the watch / before:   %.2fx (plain: %.2fx)\n", at / bt, ap / bp
+}'
