@@ -794,6 +794,7 @@ find_hint(struct py_reader *r, uint64_t tstate)
 	if (h != NULL && h->tstate != tstate) {
 		h->tstate = tstate;
 		h->n = 0;
+		h->stop_useless = false;
 	}
 	if (h != NULL)
 		h->generation = r->generation;
@@ -875,8 +876,12 @@ pyframes_read(struct py_reader *r, struct py_thread *t, unsigned depth)
 			for (t0 = now_ns(); now_ns() - t0 < 20000;)
 				;
 	}
-	if (w.torn != NULL && r->may_stop && t->tid > 0 && !process_gone(r))
+	if (w.torn != NULL && r->may_stop && t->tid > 0 && (h == NULL || !h->stop_useless) &&
+	    !process_gone(r)) {
 		read_stopped(r, t, depth, &w);
+		if (h != NULL && t->stopped_read && w.torn != NULL)
+			h->stop_useless = true;
+	}
 	free(w.seen);
 	if (h != NULL) {
 		h->addrs = w.hint;
@@ -888,9 +893,13 @@ pyframes_read(struct py_reader *r, struct py_thread *t, unsigned depth)
 		return;
 	t->partial = true;
 	free(t->error);
-	t->error = xasprintf("the stack changed under each of %u reads (the last: %s, "
-	    "at 0x%llx)%s", attempt, w.torn, (unsigned long long)w.at,
-	    t->stop_error != NULL ? "; stopping it failed" : "");
+	if (t->stopped_read)
+		t->error = xasprintf("the stack could not be read whole, not even with the "
+		    "thread stopped (%s, at 0x%llx)", w.torn, (unsigned long long)w.at);
+	else
+		t->error = xasprintf("the stack changed under each of %u reads (the last: %s, "
+		    "at 0x%llx)%s", attempt, w.torn, (unsigned long long)w.at,
+		    t->stop_error != NULL ? "; stopping it failed" : "");
 }
 
 void

@@ -80,6 +80,12 @@ struct py_reader {
 		uint64_t *addrs;
 		size_t n;
 		unsigned generation;	/* the last snapshot that used it */
+		/*
+		 * Its read stayed torn with the thread stopped: what tears
+		 * is its shape (a generator resumed from C), not a race, and
+		 * stopping it again would cost the target for nothing.
+		 */
+		bool stop_useless;
 	} *hints;
 	size_t nhints, ahints;
 };
