@@ -336,7 +336,8 @@ command_unavailable(const struct cmd_spec *spec, char **cause)
 {
 	if (spec->flags & CMD_PLANNED)
 		return fail(cause, FP_EUSAGE, "'%s' " NOT_YET, spec->name);
-	if (spec->run != NULL)
+	/* A command of subcommands: each subcommand is checked once parsed. */
+	if (spec->run != NULL || spec->nsubs > 0)
 		return FP_OK;
 	if (spec->flags & CMD_LINEMODE)
 		return fail(cause, FP_EUSAGE, "'%s' is a command of the full-screen view and the "

@@ -77,6 +77,18 @@ runner_set_io(struct runner *r, const struct runner_io *io)
 	r->io = *io;
 }
 
+void
+runner_emit(struct runner *r, const char *text)
+{
+	r->io.write(r->io.ctx, text, strlen(text));
+}
+
+bool
+runner_interrupted(struct runner *r)
+{
+	return r->io.poll != NULL && r->io.poll(r->io.ctx);
+}
+
 /* The process a command names (stack PID; the parser checked it), else the attached one. */
 static pid_t
 named_pid(const struct cmd_request *req, pid_t attached)
@@ -163,12 +175,6 @@ default_write(void *ctx, const char *text, size_t len)
 {
 	termsafe_write(stdout, text, len, TERMSAFE_TEXT);	/* what the target printed */
 	fflush(stdout);
-}
-
-static void
-io_write(struct runner *r, const char *text)
-{
-	r->io.write(r->io.ctx, text, strlen(text));
 }
 
 /* ---- the agent ----------------------------------------------------------------- */
@@ -481,12 +487,12 @@ statement_failed(struct runner *r, const struct proto_msg *end, const char *cmd,
 	struct statement_end e;
 
 	if (strcmp(end->kind, "cancelled") == 0) {
-		io_write(r, "KeyboardInterrupt\n");
+		runner_emit(r, "KeyboardInterrupt\n");
 		return fail(cause, FP_ERR, "%s: interrupted", cmd);
 	}
 	statement_end_from_msg(end, &e);
 	if (e.traceback != NULL && *e.traceback != '\0')
-		io_write(r, e.traceback);
+		runner_emit(r, e.traceback);
 	statement_end_clear(&e);
 	return end_failure(end, cmd, cause);
 }
@@ -642,7 +648,7 @@ runner_cmd_console(void *ctx, const struct cmd_request *req, struct sbuf *out, c
 		    "Ctrl-C interrupts a statement.\n", session_info(s)->python, (int)r->pid,
 		    session_info(s)->agent);
 
-		io_write(r, banner);
+		runner_emit(r, banner);
 		free(banner);
 		r->banner_shown = true;
 	}
@@ -667,7 +673,7 @@ runner_cmd_console(void *ctx, const struct cmd_request *req, struct sbuf *out, c
 			line = xstrdup("");
 		}
 		if (line == NULL && interrupted) {
-			io_write(r, "\nKeyboardInterrupt\n");
+			runner_emit(r, "\nKeyboardInterrupt\n");
 			sbuf_free(&buf);
 			continue;
 		}
@@ -696,8 +702,8 @@ runner_cmd_console(void *ctx, const struct cmd_request *req, struct sbuf *out, c
 		free(code);
 		if (rc != FP_OK) {
 			json_decref(args);
-			io_write(r, why);
-			io_write(r, "\n");
+			runner_emit(r, why);
+			runner_emit(r, "\n");
 			free(why);
 			why = NULL;
 			sbuf_free(&buf);
@@ -717,7 +723,7 @@ runner_cmd_console(void *ctx, const struct cmd_request *req, struct sbuf *out, c
 			continue;	/* more lines to come */
 		}
 		if (incomplete) {
-			io_write(r, "console: the input ended inside a statement\n");
+			runner_emit(r, "console: the input ended inside a statement\n");
 			failures++;
 		} else if (!end.ok) {
 			if (statement_failed(r, &end, "console", &why) != FP_OK)
@@ -733,7 +739,7 @@ runner_cmd_console(void *ctx, const struct cmd_request *req, struct sbuf *out, c
 	sbuf_free(&buf);
 	free(pushback);
 	if (r->io.interactive)
-		io_write(r, "\n");
+		runner_emit(r, "\n");
 	(void)out;
 	(void)req;
 	if (failures > 0 && !r->io.interactive)

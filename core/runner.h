@@ -46,6 +46,13 @@ struct runner_io {
 	void *ctx;
 };
 void runner_set_io(struct runner *r, const struct runner_io *io);
+/*
+ * For commands that report while they run (gilstat on): write `text` now
+ * through runner_io.write, and ask the front end whether to stop
+ * (runner_io.poll; false when it has none).
+ */
+void runner_emit(struct runner *r, const char *text);
+bool runner_interrupted(struct runner *r);
 
 /*
  * The session with the agent, for front ends that talk to it directly
