@@ -157,8 +157,8 @@ open_error(struct gilprobe *gp, int err, pid_t tid, char **cause)
 	if (err == ESRCH)
 		return FP_OK;	/* the thread ended meanwhile */
 	if (err == EACCES || err == EPERM)
-		return fail(cause, FP_EPERM, "perf_event_open refused (%s): uprobes need root or "
-		    "CAP_PERFMON with kernel.perf_event_paranoid <= 1", strerror(err));
+		return fail(cause, FP_EPERM, "perf_event_open refused (%s): uprobes need "
+		    "CAP_PERFMON or CAP_SYS_ADMIN (root has both)", strerror(err));
 	return fail(cause, FP_ERR, "perf_event_open of a uprobe in %s for thread %d failed: %s",
 	    gp->path, (int)tid, strerror(err));
 }
