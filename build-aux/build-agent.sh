@@ -14,12 +14,17 @@ set -- $line
 inc=$4
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-{
-	echo '/* Generated from inject/agent/helper.py by build-aux/build-agent.sh. */'
-	echo 'static const char helper_py_source[] ='
-	sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$/\\n"/' "$src/inject/agent/helper.py"
-	echo ';'
-} >"$tmp/helper_py.h"
+# embed NAME: inject/agent/NAME.py as the C string NAME_py_source in NAME_py.h.
+embed() {
+	{
+		echo "/* Generated from inject/agent/$1.py by build-aux/build-agent.sh. */"
+		echo "static const char $1_py_source[] ="
+		sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$/\\n"/' "$src/inject/agent/$1.py"
+		echo ';'
+	} >"$tmp/$1_py.h"
+}
+embed helper
+embed memhelper
 # shellcheck disable=SC2086
 $cc -std=gnu11 -shared -fPIC -fvisibility=hidden -Wno-deprecated-declarations \
 	$cflags -DFP_AGENT_BUILD="\"cp3$minor $2 $(date -u +%Y-%m-%d)\"" \
@@ -28,6 +33,7 @@ $cc -std=gnu11 -shared -fPIC -fvisibility=hidden -Wno-deprecated-declarations \
 	"$src/inject/agent/server.c" "$src/inject/agent/jobs.c" \
 	"$src/inject/agent/pyside.c" "$src/inject/agent/forkhooks.c" \
 	"$src/inject/agent/format.c" "$src/core/protocol.c" \
+	"$src/inject/agent/mem.c" "$src/inject/agent/memscan.c" \
 	-Wl,--version-script="$src/inject/agent/agent.map" \
 	-Wl,-rpath,'$ORIGIN' -pthread $libs
 mv "$out.tmp" "$out"

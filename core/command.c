@@ -336,7 +336,7 @@ command_unavailable(const struct cmd_spec *spec, char **cause)
 {
 	if (spec->flags & CMD_PLANNED)
 		return fail(cause, FP_EUSAGE, "'%s' " NOT_YET, spec->name);
-	/* A command of subcommands: each subcommand is checked once parsed. */
+	/* A command with subcommands: the subcommand's entry answers (mem). */
 	if (spec->run != NULL || spec->nsubs > 0)
 		return FP_OK;
 	if (spec->flags & CMD_LINEMODE)

@@ -554,7 +554,7 @@ static struct cmd_spec cmd_mem_summary = {
 	.usage = "[--limit N] [--order descending|ascending]",
 	.summary = "memory by type: object count and total size",
 	.options = mem_summary_options, .noptions = FP_NELEM(mem_summary_options),
-	.flags = CMD_PLANNED,
+	.run = runner_cmd_mem_summary,
 };
 
 static const struct cmd_option mem_diff_options[] = {
@@ -569,7 +569,7 @@ static struct cmd_spec cmd_mem_diff = {
 	.usage = "[--interval SECONDS] [--limit N] [--order descending|ascending]",
 	.summary = "what grew between two snapshots, by type",
 	.options = mem_diff_options, .noptions = FP_NELEM(mem_diff_options),
-	.flags = CMD_PLANNED,
+	.run = runner_cmd_mem_diff,
 };
 
 static const struct cmd_param mem_sites_params[] = {
@@ -588,14 +588,14 @@ static struct cmd_spec cmd_mem_sites = {
 	.summary = "allocation sites (file:line) through tracemalloc, and what grew",
 	.params = mem_sites_params, .nparams = FP_NELEM(mem_sites_params),
 	.options = mem_sites_options, .noptions = FP_NELEM(mem_sites_options),
-	.flags = CMD_PLANNED,
+	.run = runner_cmd_mem_sites,
 };
 
 static struct cmd_spec cmd_mem_rss = {
 	.name = "mem rss",
 	.usage = "",
 	.summary = "RSS, the Python allocator's arenas and the gap between them",
-	.flags = CMD_PLANNED,
+	.run = runner_cmd_mem_rss,
 };
 
 static struct cmd_spec *const mem_subs[] = {
@@ -608,7 +608,6 @@ static struct cmd_spec cmd_mem = {
 	    "[--order ORDER] | sites start [-f N] | sites diff | sites stop | rss",
 	.summary = "where the memory went: by type, between two points, by allocation site",
 	.subs = mem_subs, .nsubs = FP_NELEM(mem_subs),
-	.flags = CMD_PLANNED,
 };
 
 static const struct cmd_option torch_profile_options[] = {

@@ -197,4 +197,71 @@ char *statement_str_literal(const char *s);
 int statement_send(struct session *s, const char *cmd, const char *code,
     const char *filename, uint64_t *id, char **cause);
 
+/* ---- mem summary / mem diff (doc/protocol.md "mem") ------------------------- */
+
+struct mem_scan_info {
+	long long objects, bytes;	/* counted, and their sys.getsizeof total */
+	long long untracked;		/* of objects: found as containers' referents */
+	long long types;
+	bool approximate;		/* the heap changed between the scan's slices */
+	bool cut_short;			/* the scan gave up after 30 s: not every object seen */
+	bool python_sizeof;		/* some type's __sizeof__ is Python: basic size used */
+	long long slices;
+	double max_hold_ms, wall_ms;	/* longest GIL hold, the whole scan */
+};
+
+struct mem_row {
+	char *type;			/* "module.Qualname", as the target names it */
+	long long count, size;		/* diff: in the second snapshot */
+	long long count_delta, size_delta;	/* diff only */
+};
+
+struct mem_table {
+	bool diff;
+	double interval;		/* diff: seconds between the snapshots */
+	struct mem_scan_info scan;	/* diff: the second one */
+	struct mem_scan_info before;	/* diff: the first one */
+	long long total_types;		/* rows before --limit */
+	struct mem_row *rows;
+	size_t nrows;
+};
+
+struct mem_table *mem_table_parse(json_t *data);
+void mem_table_free(struct mem_table *t);
+
+/* ---- mem sites (tracemalloc) and mem rss ----------------------------------- */
+
+struct mem_frame {
+	char *file;
+	long long line;
+};
+
+struct mem_site {
+	struct mem_frame where;		/* the newest frame: file:line */
+	long long size, size_delta, count, count_delta;
+	struct mem_frame *tb;		/* with -f N > 1: newest first; else none */
+	size_t ntb;
+};
+
+struct mem_sites {
+	char *what;			/* "start", "diff", "stop" */
+	bool was_tracing;		/* start: the program traced already (left as it was) */
+	bool ours;			/* diff: we started tracemalloc */
+	bool stopped;			/* stop: we stopped it (else it was the program's) */
+	long long frames, total_sites;
+	struct mem_site *rows;
+	size_t nrows;
+};
+
+struct mem_sites *mem_sites_parse(json_t *data);
+void mem_sites_free(struct mem_sites *m);
+
+struct mem_rss {
+	long long rss, hwm;		/* bytes; -1 unknown */
+	bool pymalloc;			/* the allocator's figures below are there */
+	long long arenas, arena_bytes, used_bytes, free_bytes;
+};
+
+void mem_rss_parse(json_t *data, struct mem_rss *m);
+
 #endif

@@ -62,7 +62,7 @@ proto_decoder_free(struct proto_decoder *d)
 size_t
 proto_decoder_pending(const struct proto_decoder *d)
 {
-	return d->len;
+	return d->len - d->off;
 }
 
 int
@@ -75,6 +75,13 @@ proto_decoder_feed(struct proto_decoder *d, const void *data, size_t n)
 		return -1;
 	if (n == 0)
 		return 0;
+	/* Drop what was decoded, once per feed (not once per message: a read
+	 * of many small frames would move the rest again for each). */
+	if (d->off > 0) {
+		memmove(d->buf, d->buf + d->off, d->len - d->off);
+		d->len -= d->off;
+		d->off = 0;
+	}
 	need = d->len + n;
 	/*
 	 * Never hold more than one maximal frame plus a read's worth: the
@@ -215,6 +222,7 @@ proto_msg_clear(struct proto_msg *msg)
 int
 proto_decoder_next(struct proto_decoder *d, struct proto_msg *msg, char *err, size_t errlen)
 {
+	const unsigned char *head;
 	json_error_t jerr;
 	json_t *root;
 	uint32_t size;
@@ -223,10 +231,11 @@ proto_decoder_next(struct proto_decoder *d, struct proto_msg *msg, char *err, si
 	memset(msg, 0, sizeof *msg);
 	if (d->failed)
 		return errf(err, errlen, "the stream already failed");
-	if (d->len < PROTO_HEADER_SIZE)
+	if (d->len - d->off < PROTO_HEADER_SIZE)
 		return 0;
-	size = (uint32_t)d->buf[0] << 24 | (uint32_t)d->buf[1] << 16 |
-	    (uint32_t)d->buf[2] << 8 | (uint32_t)d->buf[3];
+	head = d->buf + d->off;
+	size = (uint32_t)head[0] << 24 | (uint32_t)head[1] << 16 |
+	    (uint32_t)head[2] << 8 | (uint32_t)head[3];
 	if (size == 0) {
 		d->failed = true;
 		return errf(err, errlen, "empty frame");
@@ -236,12 +245,13 @@ proto_decoder_next(struct proto_decoder *d, struct proto_msg *msg, char *err, si
 		return errf(err, errlen, "frame of %lu bytes exceeds the limit of %lu",
 		    (unsigned long)size, (unsigned long)d->max_frame);
 	}
-	if (d->len - PROTO_HEADER_SIZE < size)
+	if (d->len - d->off - PROTO_HEADER_SIZE < size)
 		return 0;
-	root = json_loadb((const char *)d->buf + PROTO_HEADER_SIZE, size,
+	root = json_loadb((const char *)head + PROTO_HEADER_SIZE, size,
 	    JSON_REJECT_DUPLICATES, &jerr);
-	memmove(d->buf, d->buf + PROTO_HEADER_SIZE + size, d->len - PROTO_HEADER_SIZE - size);
-	d->len -= PROTO_HEADER_SIZE + size;
+	d->off += PROTO_HEADER_SIZE + size;
+	if (d->off == d->len)
+		d->off = d->len = 0;
 	if (root == NULL) {
 		d->failed = true;
 		return errf(err, errlen, "frame is not valid JSON: %s at byte %d",

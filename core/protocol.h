@@ -60,6 +60,7 @@ struct proto_msg {
 
 struct proto_decoder {
 	unsigned char *buf;
+	size_t off;		/* buf[off..len) is undecoded: decoding never moves the rest */
 	size_t len, alloc;
 	size_t max_frame;	/* payload limit for this direction */
 	bool failed;		/* a protocol error was returned: stop feeding */

@@ -1,6 +1,7 @@
 #include "config.h"
 
 #include "core/runner.h"
+#include "core/runner_int.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -27,7 +28,6 @@
 /* Thread names for a plain `stack`: never worth waiting long for. */
 #define NAMES_TIMEOUT_MS 300
 /* After a cancel, how long a statement gets to stop. */
-#define CANCEL_GRACE_MS 3000
 /* How often runner_io.poll is called while a statement runs. */
 #define POLL_MS 40
 
@@ -43,6 +43,12 @@ struct runner {
 static char *default_read_line(void *ctx, const char *prompt, bool *interrupted);
 static void default_write(void *ctx, const char *text, size_t len);
 
+pid_t
+runner_pid(const struct runner *r)
+{
+	return r->pid;
+}
+
 struct runner *
 runner_new(pid_t pid)
 {
@@ -53,12 +59,6 @@ runner_new(pid_t pid)
 	r->io.write = default_write;
 	r->io.interactive = isatty(STDIN_FILENO) != 0;
 	return r;
-}
-
-pid_t
-runner_pid(const struct runner *r)
-{
-	return r->pid;
 }
 
 void
@@ -267,8 +267,8 @@ value_options(const struct cmd_request *req, json_t *args)
 }
 
 /* The status and message of a failed end. */
-static int
-end_failure(const struct proto_msg *end, const char *cmd, char **cause)
+int
+runner_end_failure(const struct proto_msg *end, const char *cmd, char **cause)
 {
 	int status = strcmp(end->kind, "usage") == 0 ? FP_EUSAGE : FP_ERR;
 
@@ -276,8 +276,8 @@ end_failure(const struct proto_msg *end, const char *cmd, char **cause)
 }
 
 /* Send a request that answers with one end and no events. */
-static int
-call(struct runner *r, const char *cmd, json_t *args, int timeout_ms, struct proto_msg *end,
+int
+runner_call(struct runner *r, const char *cmd, json_t *args, int timeout_ms, struct proto_msg *end,
     char **cause)
 {
 	struct session *s;
@@ -323,12 +323,12 @@ runner_cmd_getglobal(void *ctx, const struct cmd_request *req, struct sbuf *out,
 		return rc;
 	}
 	value_options(req, args);
-	if ((rc = call(r, "getglobal", args, VALUE_TIMEOUT_MS, &end, cause)) != FP_OK)
+	if ((rc = runner_call(r, "getglobal", args, VALUE_TIMEOUT_MS, &end, cause)) != FP_OK)
 		return rc;
 	if (end.ok)
 		value_answer(out, &end);
 	else
-		rc = end_failure(&end, "getglobal", cause);
+		rc = runner_end_failure(&end, "getglobal", cause);
 	proto_msg_clear(&end);
 	return rc;
 }
@@ -346,7 +346,7 @@ runner_cmd_vmtool(void *ctx, const struct cmd_request *req, struct sbuf *out, ch
 	args = json_object();
 	if (strcmp(action, "forceGc") == 0) {
 		json_object_set_new(args, "action", json_string("forceGc"));
-		if ((rc = call(r, "vmtool", args, INSTANCES_TIMEOUT_MS, &end, cause)) != FP_OK)
+		if ((rc = runner_call(r, "vmtool", args, INSTANCES_TIMEOUT_MS, &end, cause)) != FP_OK)
 			return rc;
 		if (end.ok)
 			sbuf_addf(out, "forceGc: the garbage collector found %lld unreachable object%s "
@@ -354,7 +354,7 @@ runner_cmd_vmtool(void *ctx, const struct cmd_request *req, struct sbuf *out, ch
 			    json_integer_value(json_object_get(end.data, "collected")) == 1 ? "" : "s",
 			    json_real_value(json_object_get(end.data, "ms")));
 		else
-			rc = end_failure(&end, "vmtool", cause);
+			rc = runner_end_failure(&end, "vmtool", cause);
 		proto_msg_clear(&end);
 		return rc;
 	}
@@ -367,12 +367,12 @@ runner_cmd_vmtool(void *ctx, const struct cmd_request *req, struct sbuf *out, ch
 	}
 	value_options(req, args);
 	json_object_set_new(args, "limit", json_integer(command_int(req, "--limits")));
-	if ((rc = call(r, "vmtool", args, INSTANCES_TIMEOUT_MS, &end, cause)) != FP_OK)
+	if ((rc = runner_call(r, "vmtool", args, INSTANCES_TIMEOUT_MS, &end, cause)) != FP_OK)
 		return rc;
 	if (end.ok)
 		value_answer(out, &end);
 	else
-		rc = end_failure(&end, "vmtool", cause);
+		rc = runner_end_failure(&end, "vmtool", cause);
 	proto_msg_clear(&end);
 	return rc;
 }
@@ -391,19 +391,28 @@ runner_cmd_module(void *ctx, const struct cmd_request *req, struct sbuf *out, ch
 		json_decref(args);
 		return rc;
 	}
-	if ((rc = call(r, "module", args, VALUE_TIMEOUT_MS, &end, cause)) != FP_OK)
+	if ((rc = runner_call(r, "module", args, VALUE_TIMEOUT_MS, &end, cause)) != FP_OK)
 		return rc;
 	if (end.ok) {
 		json_array_foreach(json_object_get(end.data, "modules"), i, v)
 			termsafe_addf(out, "%s\n", json_string_value(v));
 	} else {
-		rc = end_failure(&end, "module", cause);
+		rc = runner_end_failure(&end, "module", cause);
 	}
 	proto_msg_clear(&end);
 	return rc;
 }
 
 /* ---- execute, console -------------------------------------------------------- */
+
+int
+runner_not_stopped(const char *cmd, char **cause)
+{
+	return fail(cause, FP_ERR, "%s: the code did not stop within %d s of "
+	    "KeyboardInterrupt (it may be blocked in a C call or catch the interrupt); it "
+	    "goes on in an agent worker thread, other requests are not affected", cmd,
+	    RUNNER_CANCEL_GRACE_MS / 1000);
+}
 
 /*
  * Run one request whose events carry output ("out"), streaming it as it
@@ -456,11 +465,8 @@ run_streaming(struct runner *r, const char *cmd, json_t *args, long timeout_s,
 				break;
 			cancelled_at = now_ns();
 			got_sigint = 0;
-		} else if (cancelled_at != 0 && now_ns() - cancelled_at > (uint64_t)CANCEL_GRACE_MS * 1000000) {
-			rc = fail(cause, FP_ERR, "%s: the code did not stop within %d s of "
-			    "KeyboardInterrupt (it may be blocked in a C call or catch the interrupt); it "
-			    "goes on in an agent worker thread, other requests are not affected", cmd,
-			    CANCEL_GRACE_MS / 1000);
+		} else if (cancelled_at != 0 && now_ns() - cancelled_at > (uint64_t)RUNNER_CANCEL_GRACE_MS * 1000000) {
+			rc = runner_not_stopped(cmd, cause);
 			given_up = true;
 			break;
 		} else if (cancelled_at != 0 && got_sigint) {
@@ -484,17 +490,13 @@ run_streaming(struct runner *r, const char *cmd, json_t *args, long timeout_s,
 static int
 statement_failed(struct runner *r, const struct proto_msg *end, const char *cmd, char **cause)
 {
-	struct statement_end e;
+	struct sbuf text = { 0 };
+	int rc = runner_statement_end(end, cmd, &text, cause);
 
-	if (strcmp(end->kind, "cancelled") == 0) {
-		runner_emit(r, "KeyboardInterrupt\n");
-		return fail(cause, FP_ERR, "%s: interrupted", cmd);
-	}
-	statement_end_from_msg(end, &e);
-	if (e.traceback != NULL && *e.traceback != '\0')
-		runner_emit(r, e.traceback);
-	statement_end_clear(&e);
-	return end_failure(end, cmd, cause);
+	if (text.len > 0)
+		runner_emit(r, text.s);
+	sbuf_free(&text);
+	return rc;
 }
 
 /*
@@ -532,20 +534,19 @@ script_file(const char *word, struct stat *st, char **cause)
 	return FP_OK;
 }
 
-int
-runner_cmd_execute(void *ctx, const struct cmd_request *req, struct sbuf *out, char **cause)
+/* The request of `execute CODE|FILE`: *argsp (new) and *timeout (s, 0: none). */
+static int
+execute_args(const struct cmd_request *req, json_t **argsp, long *timeout, char **cause)
 {
-	struct runner *r = ctx;
-	struct proto_msg end;
 	struct sbuf code = { 0 };
 	struct stat st;
 	json_t *args;
 	char *text = NULL, *abs = NULL;
-	long timeout;
 	size_t i, len;
 	int rc;
 
-	timeout = command_int(req, "--timeout");	/* 0: none */
+	*argsp = NULL;
+	*timeout = command_int(req, "--timeout");	/* 0: none */
 	if (req->nargs == 1 && (rc = script_file(req->args[0], &st, cause)) != FP_OK)
 		return rc;
 	args = json_object();
@@ -576,6 +577,21 @@ runner_cmd_execute(void *ctx, const struct cmd_request *req, struct sbuf *out, c
 		json_decref(args);
 		return rc;
 	}
+	*argsp = args;
+	return FP_OK;
+}
+
+int
+runner_cmd_execute(void *ctx, const struct cmd_request *req, struct sbuf *out, char **cause)
+{
+	struct runner *r = ctx;
+	struct proto_msg end;
+	json_t *args;
+	long timeout;
+	int rc;
+
+	if ((rc = execute_args(req, &args, &timeout, cause)) != FP_OK)
+		return rc;
 	if ((rc = run_streaming(r, "execute", args, timeout, &end, cause)) != FP_OK)
 		return rc;
 	if (!end.ok)
@@ -583,6 +599,115 @@ runner_cmd_execute(void *ctx, const struct cmd_request *req, struct sbuf *out, c
 	proto_msg_clear(&end);
 	(void)out;
 	return rc;
+}
+
+/* The parsed `execute ...` of line, or NULL (*cause says why when it is not one). */
+static struct cmd_request *
+parse_statement(const char *line, char **cause)
+{
+	struct cmd_request *req = NULL;
+
+	if (command_parse(line, &req, cause) != FP_OK)
+		return NULL;
+	if (req == NULL || req->spec->run != runner_cmd_execute) {
+		command_request_free(req);
+		fail(cause, FP_EUSAGE, "only execute runs in the background");
+		return NULL;
+	}
+	return req;
+}
+
+bool
+runner_is_statement(const char *line)
+{
+	struct cmd_request *req = parse_statement(line, NULL);
+
+	command_request_free(req);
+	return req != NULL;
+}
+
+/* The session's calls for a statement, as the statement handler's typed ones. */
+static void
+relay_event(void *ctx, uint64_t id, json_t *data)
+{
+	struct runner_statement *st = ctx;
+	struct output_chunk c;
+
+	(void)id;
+	if (output_chunk_parse(data, &c)) {
+		st->h->output(st->ctx, c.text, c.len);
+		output_chunk_clear(&c);
+	}
+}
+
+static void
+relay_end(void *ctx, uint64_t id, const struct proto_msg *end)
+{
+	struct runner_statement *st = ctx;
+	struct sbuf text = { 0 };
+	char *cause = NULL;
+	int rc = runner_statement_end(end, "execute", &text, &cause);
+
+	(void)id;
+	st->h->end(st->ctx, rc, text.s != NULL ? text.s : "", text.len, cause);
+	sbuf_free(&text);
+	free(cause);
+}
+
+static void
+relay_error(void *ctx, uint64_t id, int status, const char *cause)
+{
+	struct runner_statement *st = ctx;
+
+	(void)id;
+	st->h->error(st->ctx, status, cause);
+}
+
+static const struct session_handler relay = {
+	.event = relay_event, .end = relay_end, .error = relay_error,
+};
+
+int
+runner_start(struct runner *r, const char *line, struct runner_statement *st,
+    uint64_t *id, char **cause)
+{
+	struct cmd_request *req = parse_statement(line, cause);
+	struct session *s;
+	json_t *args = NULL;
+	long timeout;
+	int rc;
+
+	if (req == NULL)
+		return FP_EUSAGE;
+	rc = execute_args(req, &args, &timeout, cause);
+	command_request_free(req);
+	if (rc != FP_OK)
+		return rc;
+	if ((rc = agent(r, ATTACH_LOAD, &s, cause)) != FP_OK) {
+		json_decref(args);
+		return rc;
+	}
+	if ((rc = session_start(s, "execute", args, &relay, st, id, cause)) != FP_OK)
+		agent_failed(r, rc);
+	return rc;
+}
+
+int
+runner_statement_end(const struct proto_msg *end, const char *cmd, struct sbuf *text, char **cause)
+{
+	struct statement_end e;
+
+	if (end->ok)
+		return FP_OK;
+	if (strcmp(end->kind, "cancelled") == 0) {
+		sbuf_add(text, "KeyboardInterrupt\n");
+		return fail(cause, FP_ERR, "%s: interrupted", cmd);
+	}
+	statement_end_from_msg(end, &e);
+	if (e.traceback != NULL && *e.traceback != '\0')
+		sbuf_add(text, e.traceback);
+	statement_end_clear(&e);
+	return runner_end_failure(end, cmd, cause);
 }
 
 static bool
@@ -780,7 +905,7 @@ agent_threads(struct runner *r, pid_t pid, bool locals, bool asyncio,
 	if (rc == FP_OK && end.ok) {
 		*threads = agent_threads_from_end(&end);
 	} else if (rc == FP_OK) {
-		rc = end_failure(&end, "stack", cause);
+		rc = runner_end_failure(&end, "stack", cause);
 	}
 	proto_msg_clear(&end);
 	if (own != NULL)

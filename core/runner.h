@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include "core/command.h"
+#include "core/session.h"
 #include "core/util.h"
 
 struct runner;
@@ -84,6 +85,45 @@ int runner_exec(struct runner *r, const char *line, struct sbuf *out, char **cau
 
 /* The handlers of the command table (core/command_table.c); ctx is the runner. */
 cmd_run_fn runner_cmd_stack, runner_cmd_getglobal, runner_cmd_vmtool, runner_cmd_module,
-    runner_cmd_execute, runner_cmd_console;
+    runner_cmd_execute, runner_cmd_console, runner_cmd_mem_summary, runner_cmd_mem_diff,
+    runner_cmd_mem_sites, runner_cmd_mem_rss;
+
+/*
+ * A statement (`execute ...`) that runs while the front end goes on.  Its
+ * front end sees typed calls, never the protocol: what it printed, then
+ * exactly one of its end (rc as runner_exec returns it; `text` what the
+ * user should see after the output -- the traceback, KeyboardInterrupt;
+ * `cause` the message when rc is not FP_OK) or a failed connection.
+ */
+struct statement_handler {
+	void (*output)(void *ctx, const char *text, size_t len);
+	void (*end)(void *ctx, int rc, const char *text, size_t len, const char *cause);
+	void (*error)(void *ctx, int status, const char *cause);
+};
+
+/* The caller's, alive until the end, the error or session_forget. */
+struct runner_statement {
+	const struct statement_handler *h;
+	void *ctx;
+};
+
+/* Is `line` a statement (else a usage error runner_exec explains). */
+bool runner_is_statement(const char *line);
+/*
+ * A cancelled statement that has not ended this long after its
+ * KeyboardInterrupt is given up on (it may be blocked in a C call);
+ * runner_not_stopped says so as the status and message.
+ */
+#define RUNNER_CANCEL_GRACE_MS 3000
+int runner_not_stopped(const char *cmd, char **cause);
+/*
+ * Start `line` on the agent's session (loaded on need), reporting to st's
+ * handler; *id is its request (cancel it with session_cancel on
+ * runner_session, or drop it with session_forget).
+ */
+int runner_start(struct runner *r, const char *line, struct runner_statement *st,
+    uint64_t *id, char **cause);
+int runner_statement_end(const struct proto_msg *end, const char *cmd, struct sbuf *text,
+    char **cause);
 
 #endif

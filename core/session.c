@@ -18,7 +18,7 @@
 #define PING_TIMEOUT_MS 5000	/* no answer to that: the agent is gone */
 #define PING_ID_BASE ((uint64_t)1 << 52)
 #define CHECK_EVERY_MS 250	/* how often silence is looked into */
-#define PUMP_BUDGET ((size_t)1 << 20)	/* bytes read by one pump */
+#define PUMP_BUDGET ((size_t)128 << 10)	/* bytes read by one pump: a turn of the caller's loop stays short */
 
 /* A message waiting in a queued request. */
 struct queued {
@@ -261,33 +261,6 @@ die(struct session *s, int status, char **cause)
 
 /* ---- reading -------------------------------------------------------------------- */
 
-/* Read what is there, up to PUMP_BUDGET bytes, without blocking. */
-static int
-fill(struct session *s, char **cause)
-{
-	unsigned char buf[65536];
-	size_t got = 0;
-	ssize_t n;
-
-	while (!s->eof && got < PUMP_BUDGET) {
-		n = recv(s->fd, buf, sizeof buf, MSG_DONTWAIT);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			break;
-		if (n <= 0) {
-			s->eof = true;	/* decode what is left first */
-			break;
-		}
-		got += (size_t)n;
-		s->last_rx_ns = now_ns();
-		if (proto_decoder_feed(&s->dec, buf, (size_t)n) != 0)
-			return fail(cause, FP_ERR, "the agent in process %d sent an oversized message",
-			    (int)s->pid);
-	}
-	return FP_OK;
-}
-
 /* Decode and dispatch every complete message. */
 static int
 dispatch(struct session *s, char **cause)
@@ -331,6 +304,40 @@ dispatch(struct session *s, char **cause)
 	}
 }
 
+/*
+ * Read what is there, up to PUMP_BUDGET bytes, without blocking, and
+ * dispatch each read's messages before the next read (the decoder holds
+ * at most one frame and a read).
+ */
+static int
+fill(struct session *s, char **cause)
+{
+	unsigned char buf[65536];
+	size_t got = 0;
+	ssize_t n;
+	int rc;
+
+	while (!s->eof && got < PUMP_BUDGET) {
+		n = recv(s->fd, buf, sizeof buf, MSG_DONTWAIT);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;
+		if (n <= 0) {
+			s->eof = true;	/* decode what is left first */
+			break;
+		}
+		got += (size_t)n;
+		s->last_rx_ns = now_ns();
+		if (proto_decoder_feed(&s->dec, buf, (size_t)n) != 0)
+			return fail(cause, FP_ERR, "the agent in process %d sent an oversized message",
+			    (int)s->pid);
+		if ((rc = dispatch(s, cause)) != FP_OK)
+			return rc;
+	}
+	return dispatch(s, cause);
+}
+
 /* Silence while something is awaited: is the target alive, is the agent there? */
 static int
 check_silence(struct session *s, char **cause)
@@ -362,8 +369,6 @@ session_pump(struct session *s, char **cause)
 	if (s->dead != FP_OK)
 		return fail(cause, s->dead, "%s", s->dead_cause);
 	rc = fill(s, &why);
-	if (rc == FP_OK)
-		rc = dispatch(s, &why);
 	if (rc == FP_OK && s->eof)
 		rc = gone(s, &why);
 	if (rc == FP_OK && (s->nreqs > 0 || s->hello.root == NULL))
@@ -464,9 +469,14 @@ void
 session_close(struct session *s)
 {
 	struct request *r;
+	char *why;
 
 	if (s == NULL)
 		return;
+	/* Handled requests hear that they are over. */
+	why = xstrdup("the session with the agent was closed");
+	die(s, FP_ERR, &why);
+	free(why);
 	while ((r = s->reqs) != NULL) {
 		s->reqs = r->next;
 		free_request(r);
@@ -544,7 +554,8 @@ session_send(struct session *s, const char *cmd, json_t *args, uint64_t *id, cha
 int
 session_fd(const struct session *s)
 {
-	return s->fd;
+	/* A closed socket stays readable: polling it would spin. */
+	return s->dead != FP_OK || s->eof ? -1 : s->fd;
 }
 
 size_t

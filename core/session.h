@@ -42,6 +42,7 @@ struct session;
  * failure.
  */
 int session_open(pid_t pid, int fd, int timeout_ms, struct session **s, char **cause);
+/* Close: the open handled requests get error() first. */
 void session_close(struct session *s);
 
 const struct session_info *session_info(const struct session *s);
@@ -80,7 +81,10 @@ int session_start(struct session *s, const char *cmd, json_t *args,
 /* Send request `cmd` with `args` (stolen; NULL for none), queued for session_next; *id is its id. */
 int session_send(struct session *s, const char *cmd, json_t *args, uint64_t *id, char **cause);
 
-/* The socket, for a caller's poll(): readable means session_pump has work. */
+/*
+ * The socket, for a caller's poll(): readable means session_pump has
+ * work; -1 once the connection is over (the next call says why).
+ */
 int session_fd(const struct session *s);
 
 /*

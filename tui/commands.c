@@ -17,6 +17,7 @@
 #include "core/render.h"
 #include "core/runner.h"
 #include "tui/console.h"
+#include "tui/statement.h"
 #include "tui/inside.h"
 
 /* ---- commands ---------------------------------------------------------------- */
@@ -163,10 +164,15 @@ commands_run(struct tui *t, const char *line)
 	char *cause = NULL;
 	int rc;
 
-	if (spec != NULL && (spec->flags & CMD_STATEMENT)) {
-		console_run(t, line, (spec->flags & CMD_INTERACTIVE) != 0);
+	if (spec != NULL && (spec->flags & CMD_STATEMENT) && (spec->flags & CMD_INTERACTIVE)) {
+		console_run(t, line, true);
 		return;
 	}
+	if (spec != NULL && (spec->flags & CMD_STATEMENT)) {
+		statement_start(t, line);	/* in the background: the TUI goes on */
+		return;
+	}
+	statement_yield_output(t);	/* a background statement's text stays under its own heading */
 	if (!own)
 		inside_quiesce(t);	/* the runner may use the agent's session */
 	rc = runner_exec(t->runner, line, &out, &cause);

@@ -39,6 +39,7 @@
 #include "tui/layout.h"
 #include "tui/panes.h"
 #include "tui/prompt.h"
+#include "tui/statement.h"
 #include "tui/termguard.h"
 
 /* ---- helpers for panes ------------------------------------------------- */
@@ -403,6 +404,10 @@ handle_key(struct tui *t, int key, bool fkey)
 		prompt_key(t, key, fkey);
 		return;
 	}
+	if (!fkey && (key == ESC || key == CTRL('c')) && statement_running(t)) {
+		statement_cancel(t);	/* that statement only: the rest goes on */
+		return;
+	}
 	if (fkey && key == KEY_MOUSE) {
 		mouse(t);
 		return;
@@ -440,7 +445,7 @@ handle_key(struct tui *t, int key, bool fkey)
 void
 tui_pump(struct tui *t, bool busy)
 {
-	struct pollfd pfd = { .fd = STDIN_FILENO, .events = POLLIN };
+	struct pollfd pfd[2] = { { .fd = STDIN_FILENO, .events = POLLIN }, { .fd = -1 } };
 	int timeout = -1, r, tick;
 	wint_t wc;
 
@@ -461,18 +466,22 @@ tui_pump(struct tui *t, bool busy)
 	}
 	if (!busy && (tick = inside_tick(t)) >= 0 && (timeout < 0 || tick < timeout))
 		timeout = tick;
+	/* The agent's answers, events of a background statement among them. */
+	if ((tick = statement_tick(t, &pfd[1].fd)) >= 0 && (timeout < 0 || tick < timeout))
+		timeout = tick;
+	pfd[1].events = POLLIN;
 	if (busy)
 		timeout = 0;	/* the runner waits for the agent meanwhile */
 	if (t->dirty) {
 		tui_draw(t);
 		t->dirty = false;
 	}
-	r = poll(&pfd, 1, timeout);
+	r = poll(pfd, pfd[1].fd >= 0 ? 2 : 1, timeout);
 	if (r < 0 && errno != EINTR) {
 		t->quit = true;
 		return;
 	}
-	if (r > 0 && (pfd.revents & (POLLHUP | POLLERR | POLLNVAL)) && !(pfd.revents & POLLIN)) {
+	if (r > 0 && (pfd[0].revents & (POLLHUP | POLLERR | POLLNVAL)) && !(pfd[0].revents & POLLIN)) {
 		t->quit = true;	/* the terminal is gone */
 		return;
 	}
@@ -520,6 +529,7 @@ tui_free(struct tui *t)
 {
 	if (t == NULL)
 		return;
+	statement_free(t);
 	commands_bind(NULL);
 	panes_close(t);
 	py_snapshot_free(t->snap);

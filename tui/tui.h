@@ -120,6 +120,8 @@ struct tui_options {
 	bool no_color;
 };
 
+struct statement;
+
 struct tui {
 	pid_t pid;
 	struct py_reader *reader;
@@ -173,6 +175,7 @@ struct tui {
 	char *console_prompt;	/* ">>> " or "... " */
 	char *console_line;	/* the line entered */
 	struct history *console_history;
+	struct statement *stmt;	/* `execute` in the background (tui/statement.c) */
 
 	/* search in the focused pane */
 	char *search;

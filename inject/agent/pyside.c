@@ -18,6 +18,7 @@
 
 #include "core/protocol.h"
 #include "inject/agent/agent.h"
+#include "inject/agent/mem.h"
 #include "helper_py.h"		/* generated from helper.py: helper_py_source */
 
 #define HELPER_FILE "<flight_profiler agent>"
@@ -697,6 +698,7 @@ static const struct agent_command commands[] = {
 	{ "execute", do_execute, true },
 	{ "console", do_console, true },
 	{ "threads", do_threads, false },
+	{ "mem", agent_mem_run, false },
 	{ "cancel", NULL, false },
 };
 

@@ -10,7 +10,7 @@
  *   client model  the same N frames decoded and fed to the model in this
  *                 process, without a socket or an agent.
  *
- *     eventrate PID [N]      (N = 100000)
+ *     eventrate PID [N]      (N = 100000; the agent must be loaded)
  *
  * Prints rates, ratios and the budget (>= 50,000 events/s); not pass/fail.
  */
@@ -165,7 +165,7 @@ main(int argc, char **argv)
 		fprintf(stderr, "usage: eventrate PID [N]\n");
 		return 2;
 	}
-	if (attach_agent((pid_t)atol(argv[1]), ATTACH_LOAD, 0, &s, &cause) != FP_OK) {
+	if (attach_agent((pid_t)atol(argv[1]), ATTACH_EXISTING, 0, &s, &cause) != FP_OK) {
 		fprintf(stderr, "eventrate: %s\n", cause);
 		return 1;
 	}

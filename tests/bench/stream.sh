@@ -5,6 +5,9 @@
 #                output model (tests/bench/eventrate), next to the target's
 #                loop alone and the client's decode+model alone, measured
 #                in the same run.  Budget: >= 50,000 events/s.
+#   key latency  p99 key-to-screen latency of the TUI on a pty while a
+#                statement streams events, next to the same TUI idle
+#                (tests/bench/keylat.py).  Budget: p99 <= 50 ms.
 #
 # Not pass/fail: prints the numbers and the budgets.
 set -eu
@@ -36,4 +39,7 @@ time.sleep(3600)' >"$work/target.out" 2>&1 &
 
 echo "machine: $(uname -srm), $(nproc) cores; target: $("$py" -c 'import sys; print(sys.version.split()[0])')"
 start_target
+"$bin" "$target" --cmd "execute pass" >/dev/null	# loads the agent
 "$builddir/tests/bench/eventrate" "$target" 100000
+echo
+/usr/bin/python3 "$srcdir/tests/bench/keylat.py" "$bin" "$target" "${FP_BENCH_KEYS:-300}"

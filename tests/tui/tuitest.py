@@ -8,6 +8,9 @@
     tuitest.py linemode   line mode and --cmd print the same text
     tuitest.py hostile    only the screens of a target whose names hold
                           terminal controls, on every interpreter
+    tuitest.py streams    only the live-stream checks (execute in the
+                          background, 200,000 lines); streams-all: on
+                          every interpreter
 
 Prints TAP for automake's tap-driver.sh (plan at the end).  Standard library
 only; run with Debian's /usr/bin/python3.  make check sets FP_BINARY,
@@ -262,9 +265,9 @@ class Session:
     def masked(self, screen=None):
         return mask(self.tmux.capture() if screen is None else screen, self.ids, self.workdir)
 
-    def wait(self, pred, what):
+    def wait(self, pred, what, deadline=DEADLINE):
         """The masked screen once pred(screen) holds and it is steady."""
-        end = time.monotonic() + DEADLINE
+        end = time.monotonic() + deadline
         last = None
         while time.monotonic() < end:
             screen = self.masked()
@@ -1173,6 +1176,113 @@ def hostile(version, exe, workdir):
             shutil.rmtree("/tmp/.flight_profiler-%d" % target.pid, ignore_errors=True)
 
 
+# ---- live streams (issue 8): statements in the background -----------------
+
+LATE_THREAD = ('execute "import threading, time; threading.Thread(target=time.sleep, args=(60,), '
+               'name=\'fp-late\', daemon=True).start(); time.sleep(20)"')
+
+
+def live_statement(target, workdir):
+    """While `execute` sleeps 20 s in the target, the threads pane still
+    refreshes (a thread the statement started shows up), `:getglobal`
+    answers in its own output, and Esc interrupts only the statement."""
+    tmux = Tmux(200, 40)
+    try:
+        s = Session(tmux, target, workdir)
+        s.wait(has("Threads 5", "worker-c"), "open")
+        s.tmux.keys("L")
+        sc = s.wait(lambda x: "[y/N]" in x or "agent \u25cf" in x, "load question or agent")
+        if sc and "[y/N]" in sc:
+            s.tmux.keys("y")
+        s.wait(has("agent \u25cf"), "agent loaded")
+        s.tmux.type(":" + LATE_THREAD)
+        s.tmux.keys("Enter")
+        sc = s.wait(has("fp-late", "running in process"), "the statement's thread in the threads pane")
+        TAP.ok(sc is not None, "live: while a statement runs, the threads pane refreshes "
+               "(a thread it started appears)", tmux.capture())
+        s.tmux.type(":getglobal __main__ NEVER")
+        s.tmux.keys("Enter")
+        sc = s.wait(has("TYPE:  threading.Event"), "getglobal answer")
+        TAP.ok(sc is not None and "KeyboardInterrupt" not in sc,
+               "live: :getglobal answers while the statement runs, which goes on", tmux.capture())
+        s.tmux.keys("Escape")
+        sc = s.wait(has("interrupting the statement"), "interrupting")
+        TAP.ok(sc is not None and "TYPE:  threading.Event" in sc,
+               "live: Esc interrupts the statement, not the TUI or the answer shown", tmux.capture())
+        # KeyboardInterrupt waits for the sleep (a C call) to return: after 3 s
+        # the TUI stops waiting for it, and says so; the rest goes on.
+        sc = s.wait(has("did not stop within 3 s of KeyboardInterrupt"), "given up")
+        TAP.ok(sc is not None and "TYPE:  threading.Event" in sc and "running (" not in sc,
+               "live: a statement stuck in a C call is given up on after 3 s, the answer stays",
+               tmux.capture())
+        s.tmux.type(":getglobal __main__ NEVER -e target.is_set()")
+        s.tmux.keys("Enter")
+        TAP.ok(s.wait(has("False"), "after") is not None,
+               "live: the session goes on after the interrupt", tmux.capture())
+        s.tmux.keys("q")
+        TAP.ok(s.finished()[0] == 0, "live statement: exit status 0")
+    finally:
+        tmux.kill()
+
+
+def rss_kb(pid, field):
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return None
+
+
+def big_output(target, workdir):
+    """A statement printing 200,000 lines streams into the output pane,
+    which keeps the newest 100,000 and says how many went; the client's
+    memory stays bounded and keys still answer."""
+    tmux = Tmux(200, 40)
+    try:
+        s = Session(tmux, target, workdir)
+        s.wait(has("Threads", "agent \u25cf"), "open with the agent")
+        pid = s.pid()
+        before = rss_kb(pid, "VmRSS")
+        s.tmux.type(':execute "for i in range(200000): print(i % 10)"')
+        s.tmux.keys("Enter")
+        sc = s.wait(has("execute: done"), "200,000 lines", deadline=60)
+        # 1 heading + 200,000 lines in a store of 100,000 records
+        TAP.ok(sc is not None and "100001 older lines dropped" in sc,
+               "live: 200,000 lines: the output pane keeps 100,000 and says how many it dropped",
+               tmux.capture())
+        peak = rss_kb(pid, "VmHWM")
+        TAP.ok(before is not None and peak is not None and peak - before < 64 * 1024,
+               "live: client memory stays bounded (peak RSS grew %s kB)" % (
+                   peak - before if peak and before else "?"))
+        s.tmux.keys("G")
+        sc = s.wait(has("100001 older lines dropped"), "G")
+        rows = [m.group(1).strip() for m in re.finditer("^\u2502(.*)\u2502$", sc or "", re.M)]
+        TAP.ok(rows[-3:] == ["7", "8", "9"],
+               "live: keys answer after the stream (G shows the last lines 7 8 9)", tmux.capture())
+        s.tmux.keys("q")
+        TAP.ok(s.finished()[0] == 0, "big output: exit status 0")
+    finally:
+        tmux.kill()
+
+
+def streams(exe, workdir):
+    target = None
+    try:
+        target = Target(exe, workdir)
+        live_statement(target, workdir)
+        big_output(target, workdir)
+        check_target(target, "live streams", True)
+    except RuntimeError as e:
+        TAP.ok(False, "live streams", str(e))
+    finally:
+        if target:
+            target.stop()
+            shutil.rmtree("/tmp/.flight_profiler-%d" % target.pid, ignore_errors=True)
+
+
 def screens():
     if shutil.which("tmux") is None:
         TAP.skip("TUI screens", "tmux is not installed (apt-get install tmux)")
@@ -1193,6 +1303,7 @@ def screens():
             agent_run(found[0], workdir, 200, 50)
             more_keys(found[0], workdir)
             newuser(found[0], workdir)
+            streams(found[0], workdir)
             signals(found[0], workdir)
             target_exits(found[0], workdir)
             hostile(want, found[0], workdir)
@@ -1322,11 +1433,26 @@ def newuser_only():
         shutil.rmtree(workdir, ignore_errors=True)
 
 
+def streams_only(every=False):
+    """The live-stream checks alone, on the goldens' CPython (for
+    iterating), or with `streams-all` on every configured one."""
+    with open(os.path.join(GOLDEN, "PYTHON")) as f:
+        want = f.read().strip()
+    found = [exe for version, exe in pythons() if every or version == want]
+    workdir = tempfile.mkdtemp(prefix="fptui.", dir="/tmp")
+    try:
+        for exe in found:
+            streams(exe, workdir)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
 def main():
     what = sys.argv[1] if len(sys.argv) > 1 else "screens"
     try:
         {"screens": screens, "linemode": linemode, "newuser": newuser_only,
-         "hostile": hostile_only}[what]()
+         "hostile": hostile_only, "streams": streams_only,
+         "streams-all": lambda: streams_only(True)}[what]()
     except Exception as e:  # a harness bug must show as a failure, not a pass
         TAP.ok(False, "harness", "%s: %s" % (type(e).__name__, e))
     TAP.done()

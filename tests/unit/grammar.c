@@ -273,11 +273,11 @@ test_help(void)
 {
 	static const char *const built[] = {
 		"help", "stack", "perf", "gilstat", "getglobal", "vmtool", "module", "console",
-		"execute",
+		"execute", "mem",
 	};
 	static const char *const tui[] = { "quit", "save", "theme", "delay" };
 	static const char *const planned[] = {
-		"watch", "trace", "tt", "monitor", "reset", "mem", "torch",
+		"watch", "trace", "tt", "monitor", "reset", "torch",
 	};
 	const struct cmd_spec *const *all;
 	struct sbuf out = { 0 };
@@ -1046,9 +1046,6 @@ test_planned(void)
 		"tt",
 		"monitor m f -c 5",
 		"reset",
-		"mem summary --limit 100 --order descending",
-		"mem frobnicate",
-		"mem",
 		"torch profile __main__ A hello",
 		"torch memory -s",
 		"torch",

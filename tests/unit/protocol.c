@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/protocol.h"
+#include "core/util.h"
 #include "tests/unit/tap.h"
 
 static unsigned char *
@@ -66,7 +67,7 @@ main(void)
 	json_t *req;
 	int rc, got;
 
-	plan(27);
+	plan(28);
 
 	/* Round trip of a request. */
 	req = proto_new_request(7, "getglobal", json_pack("{s:s, s:i}", "module", "__main__", "depth", 2));
@@ -102,6 +103,36 @@ main(void)
 	proto_decoder_free(&d);
 	free(f);
 	free(f2);
+
+	/* Many frames per feed, cut anywhere: all of them, in order, once. */
+	{
+		struct sbuf all = { 0 };
+		uint64_t want = 1;
+		bool inorder = true;
+		size_t off;
+
+		for (i = 1; i <= 5000; i++) {
+			req = proto_new_event(i, json_pack("{s:s}", "out", "line\n"));
+			proto_encode(req, PROTO_MAX_TO_CLIENT, &f, &len, err, sizeof err);
+			json_decref(req);
+			sbuf_addn(&all, (const char *)f, len);
+			free(f);
+		}
+		proto_decoder_init(&d, PROTO_MAX_TO_CLIENT);
+		for (off = 0; off < all.len; off += 7777) {
+			proto_decoder_feed(&d, all.s + off, all.len - off < 7777 ? all.len - off : 7777);
+			while (proto_decoder_next(&d, &msg, err, sizeof err) == 1) {
+				inorder = inorder && msg.id == want;
+				want++;
+				proto_msg_clear(&msg);
+			}
+		}
+		ok(inorder && want == 5001 && proto_decoder_pending(&d) == 0,
+		    "5,000 frames fed in 7,777-byte pieces decode in order, nothing left (%llu)",
+		    (unsigned long long)want - 1);
+		proto_decoder_free(&d);
+		sbuf_free(&all);
+	}
 
 	/* End messages. */
 	rc = decode_json("{\"t\":\"end\",\"id\":3,\"ok\":false,\"error\":\"boom\",\"kind\":\"raised\"}",

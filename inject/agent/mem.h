@@ -1,0 +1,17 @@
+/*
+ * mem — the agent's `mem` command: summary and diff by type (memscan.c),
+ * allocation sites through tracemalloc and the process's RSS against the
+ * Python allocator (memhelper.py).  Runs under the GIL on a worker, which
+ * it releases between scan slices and while a diff waits.
+ */
+#ifndef FP_AGENT_MEM_H
+#define FP_AGENT_MEM_H
+
+#include <jansson.h>
+
+#include "inject/agent/agent.h"
+
+/* args: {"action": "summary"|"diff"|"sites"|"rss", ...}; the end to send. */
+json_t *agent_mem_run(struct agent_job *job);
+
+#endif
