@@ -49,7 +49,7 @@ timed() {
 	wait "$target"
 	target=
 	if [ -n "$gs" ]; then
-		kill -INT "$gs"
+		kill -INT "$gs" 2>/dev/null || true	# it may have seen the target exit first
 		wait "$gs" || true
 		gs=
 	fi
