@@ -15,6 +15,7 @@
 #include <limits.h>
 #include <string.h>
 
+#include "core/gilstat_cmd.h"
 #include "core/perf_cmd.h"
 #include "core/runner.h"
 
@@ -516,14 +517,14 @@ static struct cmd_spec cmd_gilstat_on = {
 	.summary = "per-thread GIL statistics every few seconds; with thresholds, a warning for "
 	    "each long take or hold",
 	.params = gilstat_on_params, .nparams = FP_NELEM(gilstat_on_params),
-	.flags = CMD_PLANNED,
+	.run = gilstat_cmd_on,
 };
 
 static struct cmd_spec cmd_gilstat_off = {
 	.name = "gilstat off",
 	.usage = "",
 	.summary = "stop the GIL statistics",
-	.flags = CMD_PLANNED,
+	.run = gilstat_cmd_off,
 };
 
 static struct cmd_spec *const gilstat_subs[] = { &cmd_gilstat_on, &cmd_gilstat_off };
@@ -533,7 +534,6 @@ static struct cmd_spec cmd_gilstat = {
 	.usage = "on [take_ms] [hold_ms] [interval_s] [max_threads] | off",
 	.summary = "who holds the GIL, and for how long",
 	.subs = gilstat_subs, .nsubs = FP_NELEM(gilstat_subs),
-	.flags = CMD_PLANNED,
 };
 
 /* ---- mem, torch (issue 12) ------------------------------------------------------------ */

@@ -77,6 +77,12 @@ runner_set_io(struct runner *r, const struct runner_io *io)
 	r->io = *io;
 }
 
+bool
+runner_interrupted(struct runner *r)
+{
+	return r->io.poll != NULL && r->io.poll(r->io.ctx);
+}
+
 /* The process a command names (stack PID; the parser checked it), else the attached one. */
 static pid_t
 named_pid(const struct cmd_request *req, pid_t attached)

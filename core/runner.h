@@ -47,6 +47,12 @@ struct runner_io {
 	void *ctx;
 };
 void runner_set_io(struct runner *r, const struct runner_io *io);
+/*
+ * For commands that report while they run (gilstat on): ask the front end
+ * whether to stop (runner_io.poll; false when it has none).  They write
+ * with runner_write (core/runner_int.h).
+ */
+bool runner_interrupted(struct runner *r);
 
 /*
  * The session with the agent, for front ends that talk to it directly
