@@ -259,11 +259,32 @@ static const struct cmd_param save_params[] = {
 	{ "file", "the file name", CMD_FILE, 0, "where to write", NULL, 0, 0, NULL },
 };
 
+static const char *const save_formats[] = { "svg", "collapsed", "speedscope", "text", NULL };
+
+static const struct cmd_option save_options[] = {
+	{ NULL, "--format", "FORMAT", "the flame pane's format (default: by the file's "
+	    "extension, as perf's)", CMD_CHOICE, 0, 0, NULL, save_formats, NULL },
+};
+
 static struct cmd_spec cmd_save = {
 	.name = "save",
-	.usage = "FILE",
-	.summary = "write the selected thread's stack to FILE",
+	.usage = "FILE [--format FORMAT]",
+	.summary = "write the selected thread's stack to FILE; from the flame pane, its flamegraph",
 	.params = save_params, .nparams = FP_NELEM(save_params),
+	.options = save_options, .noptions = FP_NELEM(save_options),
+	.flags = CMD_TUI,
+};
+
+static const struct cmd_option flame_options[] = {
+	{ "-r", "--rate", "HZ", "samples per second", CMD_INT, 1, 100000, "100", NULL,
+	    "a rate from 1 to 100000 samples per second" },
+};
+
+static struct cmd_spec cmd_flame = {
+	.name = "flame",
+	.usage = "[-r HZ]",
+	.summary = "a live flamegraph of the process, sampled from outside (also F)",
+	.options = flame_options, .noptions = FP_NELEM(flame_options),
 	.flags = CMD_TUI,
 };
 
@@ -691,7 +712,7 @@ static struct cmd_spec cmd_torch = {
 struct cmd_spec *const command_table[] = {
 	&cmd_help, &cmd_stack, &cmd_getglobal, &cmd_vmtool, &cmd_module, &cmd_console,
 	&cmd_execute,
-	&cmd_quit, &cmd_save, &cmd_theme, &cmd_delay,
+	&cmd_quit, &cmd_save, &cmd_theme, &cmd_delay, &cmd_flame,
 	&cmd_watch, &cmd_trace, &cmd_tt, &cmd_monitor, &cmd_reset, &cmd_perf, &cmd_gilstat,
 	&cmd_mem, &cmd_torch,
 };

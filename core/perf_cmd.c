@@ -62,9 +62,20 @@ pick(const char *value, const char *const *names, size_t n, const char *what, ch
 	return -rc;
 }
 
+int
+perf_format_named(const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < FP_NELEM(format_names); i++)
+		if (strcmp(name, format_names[i]) == 0)
+			return (int)i;
+	return -1;
+}
+
 /* The format a file name asks for, when --format does not say. */
-static enum perf_format
-format_of(const char *file)
+int
+perf_format_of(const char *file)
 {
 	const char *dot = strrchr(file, '.');
 
@@ -125,7 +136,7 @@ parse_args(pid_t pid, const struct cmd_request *req, struct perf_args *a, char *
 			return -k;
 		a->format = (enum perf_format)k;
 	} else if (a->file != NULL) {
-		a->format = format_of(a->file);
+		a->format = (enum perf_format)perf_format_of(a->file);
 	}
 	if (a->file == NULL)
 		a->file = default_files[a->format];
@@ -143,11 +154,11 @@ sink(void *arg, const struct sample *s)
 	profile_add(arg, s);
 }
 
-static int
-write_out(const struct perf_args *a, const struct profile *prof, FILE *f, const char *title,
+int
+perf_write(const struct profile *prof, int format, FILE *f, const char *title,
     const char *subtitle)
 {
-	switch (a->format) {
+	switch ((enum perf_format)format) {
 	case FMT_COLLAPSED:
 		return profile_write_collapsed(prof, f);
 	case FMT_SPEEDSCOPE:
@@ -210,7 +221,7 @@ perf_cmd_run(void *ctx, const struct cmd_request *req, struct sbuf *out, char **
 		rc = termsafe_fail(cause, FP_ERR, "perf: cannot write %s: %s", a.file, strerror(errno));
 		close(fd);
 	} else {
-		if (write_out(&a, prof, f, title, subtitle) != 0 || fflush(f) != 0)
+		if (perf_write(prof, a.format, f, title, subtitle) != 0 || fflush(f) != 0)
 			rc = termsafe_fail(cause, FP_ERR, "perf: cannot write %s: %s", a.file, strerror(errno));
 		if (fclose(f) != 0 && rc == FP_OK)
 			rc = termsafe_fail(cause, FP_ERR, "perf: cannot write %s: %s", a.file, strerror(errno));

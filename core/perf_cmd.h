@@ -9,6 +9,8 @@
 #ifndef FP_PERF_CMD_H
 #define FP_PERF_CMD_H
 
+#include <stdio.h>
+
 #include "core/command.h"
 
 /*
@@ -16,5 +18,14 @@
  * is the runner, whose process is sampled unless the command names one.
  */
 cmd_run_fn perf_cmd_run;
+
+struct profile;
+/* "svg", "collapsed", "speedscope", "text": its number, or -1. */
+int perf_format_named(const char *name);
+/* The format a file name asks for by its extension (svg when none). */
+int perf_format_of(const char *file);
+/* Write `prof` in format `format` (of the two above).  0, or -1 with errno. */
+int perf_write(const struct profile *prof, int format, FILE *f, const char *title,
+    const char *subtitle);
 
 #endif

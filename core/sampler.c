@@ -205,7 +205,7 @@ static void
 emit(struct sampler *s, struct py_snapshot *snap, uint64_t t0, uint64_t weight,
     sampler_sink_fn *sink, void *arg)
 {
-	bool need_state = s->opts.mode == SAMPLER_CPU ||
+	bool need_state = s->opts.state || s->opts.mode == SAMPLER_CPU ||
 	    (s->opts.mode == SAMPLER_WALL && !s->opts.idle);
 	size_t i;
 

@@ -38,6 +38,8 @@ struct sampler_opts {
 	bool idle;		/* wall: keep idle threads too */
 	bool native;		/* native frames (stops each thread briefly) */
 	unsigned max_depth;	/* 0 = the reader's default */
+	bool state;		/* on_cpu measured for every sample, whatever the
+				 * mode (the flame pane's header shows it) */
 };
 
 /* One thread in one tick, as handed to the sink. */

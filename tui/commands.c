@@ -98,9 +98,27 @@ cmd_quit(void *ctx, const struct cmd_request *req, struct sbuf *out, char **caus
 static int
 cmd_save(void *ctx, const struct cmd_request *req, struct sbuf *out, char **cause)
 {
+	struct tui *t = ctx;
+
 	(void)out;
 	(void)cause;
-	save_stack(ctx, command_arg(req, "file"));
+	if (t->focus != NULL && t->focus->ops->save != NULL)
+		t->focus->ops->save(t->focus, command_arg(req, "file"), command_opt(req, "--format"));
+	else
+		save_stack(ctx, command_arg(req, "file"));
+	return FP_OK;
+}
+
+static int
+cmd_flame(void *ctx, const struct cmd_request *req, struct sbuf *out, char **cause)
+{
+	const char *rate = command_opt(req, "--rate");
+
+	(void)out;
+	(void)cause;
+	/* the pane says why when it cannot sample */
+	tui_open(ctx, &(struct pane_event){ .kind = EV_OPEN_FLAME,
+	    .line = rate != NULL ? atoi(rate) : 0 });
 	return FP_OK;
 }
 
@@ -147,6 +165,7 @@ commands_bind(struct tui *t)
 	command_bind("save", t ? cmd_save : NULL, t);
 	command_bind("theme", t ? cmd_theme : NULL, t);
 	command_bind("delay", t ? cmd_delay : NULL, t);
+	command_bind("flame", t ? cmd_flame : NULL, t);
 }
 
 /*

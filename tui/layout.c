@@ -235,7 +235,7 @@ draw_pane(struct tui *t, struct pane *p, bool focused)
 		}
 		p->ops->draw_line(p, line, &l);
 		draw_tline(y + r, x, w, &l,
-		    line != p->cursor ? -1 : focused ? EL_CURSOR : p->ops->marker ? EL_CURSOR_UNFOCUSED : -1,
+		    line != p->cursor || p->ops->own_cursor ? -1 : focused ? EL_CURSOR : p->ops->marker ? EL_CURSOR_UNFOCUSED : -1,
 		    focused ? t->search_re : NULL);
 	}
 	tline_free(&l);

@@ -242,6 +242,8 @@ panes_back(struct tui *t)
 
 	if (overlay != NULL)
 		tui_hide_pane(t, overlay);
+	else if (p->ops->back_first && p->ops->key != NULL && p->ops->key(p, A_BACK))
+		;	/* the pane went back a step of its own (zoomed out) */
 	else if (p->ops->slot == SLOT_DETAIL_SUB)
 		tui_hide_pane(t, up(t, p));	/* it is part of the detail pane */
 	else if (!fixed(p))

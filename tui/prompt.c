@@ -57,6 +57,10 @@ prompt_search(struct tui *t, bool forward)
 		tui_status(t, true, "no search yet: / searches");
 		return;
 	}
+	if (p->ops->search != NULL) {
+		p->ops->search(p, forward);	/* a pane whose matches are not lines */
+		return;
+	}
 	md = pcre2_match_data_create_from_pattern(t->search_re, NULL);
 	for (k = 1; k <= n; k++) {
 		i = forward ? (p->cursor + k) % n : (p->cursor + n - k % n) % n;

@@ -65,7 +65,15 @@
 	X(OUTPUT, "output.text") \
 	X(HELP_KEY, "help.key") \
 	X(HELP_TEXT, "help.text") \
-	X(HELP_SECTION, "help.section")
+	X(HELP_SECTION, "help.section") \
+	X(FLAME_0, "flame.0") \
+	X(FLAME_1, "flame.1") \
+	X(FLAME_2, "flame.2") \
+	X(FLAME_3, "flame.3") \
+	X(FLAME_4, "flame.4") \
+	X(FLAME_5, "flame.5") \
+	X(FLAME_MATCH, "flame.match") \
+	X(FLAME_SELECTED, "flame.selected")
 
 enum theme_elem {
 #define X(e, n) EL_##e,

@@ -265,6 +265,9 @@ act(struct tui *t, enum action a)
 	case A_CONSOLE:
 		commands_run(t, "console");
 		break;
+	case A_FLAME:
+		commands_run(t, "flame");
+		break;
 	case A_AGENT:
 		/* the locals when a frame's source is shown; loads it anyway */
 		inside_reload_locals(t);

@@ -60,6 +60,7 @@ enum pane_event_kind {
 	EV_RESIZE,		/* to one: its size changed */
 	EV_OPEN_THREAD,		/* open this: the thread ev->tid */
 	EV_OPEN_SOURCE,		/* open this: ev->filename at ev->line, in ev->function */
+	EV_OPEN_FLAME,		/* open this: a live flamegraph sampled at ev->line Hz */
 };
 
 struct pane_event {
@@ -103,6 +104,17 @@ struct pane_ops {
 	bool (*filter)(struct pane *, const char *re, char **cause);
 	/* the filter in force, or NULL */
 	const char *(*filter_text)(struct pane *);
+	/* Go to the next (or previous) match of tui->search_re itself, for a
+	 * pane whose matches are not whole lines; NULL: the framework's. */
+	void (*search)(struct pane *, bool forward);
+	/* `:save FILE [--format F]` while the pane has the focus; NULL: the
+	 * selected thread's stack is saved.  Sets the status. */
+	void (*save)(struct pane *, const char *file, const char *format);
+	/* It draws its own cursor: no line is highlighted for it. */
+	bool own_cursor;
+	/* Back reaches the pane first (.key with A_BACK), before the
+	 * framework closes it: true if the pane used it (zoomed out). */
+	bool back_first;
 };
 
 struct pane {
@@ -245,6 +257,13 @@ void pane_output_begin(struct pane *p, const char *command);
 void pane_output_append(struct pane *p, const char *text, size_t len);
 void pane_output_end(struct pane *p, const char *note);
 void pane_output_set(struct pane *p, const char *command, const char *text);
+
+/*
+ * pane_flame.c: show `fl` instead of sampling the target (the benchmark's,
+ * from flamelive_fake); the pane takes it over.
+ */
+struct flamelive;
+void pane_flame_show(struct pane *p, struct flamelive *fl);
 
 /*
  * Build a fake snapshot for benchmarks and tests: `nthreads` threads of

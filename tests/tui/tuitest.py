@@ -102,11 +102,11 @@ class Target:
     of fixed length, so masking it keeps columns) and started; ready when it
     says so."""
 
-    def __init__(self, exe, workdir, script="threads.py"):
+    def __init__(self, exe, workdir, script="threads.py", env=None):
         for name in (script, "_fptarget.py"):
             shutil.copy(os.path.join(TARGETS, name), workdir)
         r, w = os.pipe()
-        env = dict(os.environ, FP_READY_FD=str(w), PYTHONDONTWRITEBYTECODE="1")
+        env = dict(os.environ, FP_READY_FD=str(w), PYTHONDONTWRITEBYTECODE="1", **(env or {}))
         self.proc = subprocess.Popen([exe, os.path.join(workdir, script)], cwd=workdir,
                                      env=env, pass_fds=(w,), stdin=subprocess.DEVNULL,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -550,6 +550,136 @@ def smoke(version, exe, workdir):
             target.stop()
 
 
+# ---- the flame pane (issue 11) -------------------------------------------------
+
+def flame_lines(screen):
+    """The flame pane's part of the screen: from its title to its frame's end."""
+    lines = screen.split("\n")
+    start = next((i for i, l in enumerate(lines) if "Flame" in l and "\u250c" in l), None)
+    if start is None:
+        return []
+    end = next((i for i in range(start + 1, len(lines)) if "\u2514" in lines[i]), len(lines))
+    return lines[start:end + 1]
+
+
+def flame_samples(screen):
+    m = re.search(r"Hz of 100, [0-9.]+% errors, (\d+) samples", screen)
+    return int(m.group(1)) if m else 0
+
+
+def flame_share(screen, name):
+    """X and Y of the status line's `name — N samples, X% of all, Y% of zoom`."""
+    m = re.search(re.escape(name) + r"[^\n]* \u2014 \d+ samples, ([0-9.]+)% of all, "
+                  r"([0-9.]+)% of zoom", screen)
+    return (float(m.group(1)), float(m.group(2))) if m else None
+
+
+def flame(version, exe, workdir, full):
+    """The flame pane on tests/targets/hot.py (a() does 70 % of the busy
+    thread's work, b() 30 %): it opens with F, grows, shows the hot
+    function with its share, zooms in and out, searches with the share
+    matched, freezes, shows the top table, saves collapsed stacks."""
+    tmux = Tmux(160, 48)
+    target = None
+    name = "CPython %s flame" % version
+    try:
+        target = Target(exe, workdir, "hot.py", env={"FP_HOT": "split"})
+        s = Session(tmux, target, workdir)
+        if s.wait(has("Threads 2", "busy"), "open") is None:
+            TAP.ok(False, "%s: the TUI opens on hot.py" % name)
+            return
+        s.tmux.keys("F")
+        screen = s.wait(lambda x: flame_samples(x) >= 300 and "work (hot.py)" in x, "samples")
+        TAP.ok(screen is not None and "Flame \u2014 all threads" in screen,
+               "%s: F opens the live flamegraph, which grows to 300 samples" % name, screen)
+        # frozen from here on, so that every wait sees a steady screen
+        s.tmux.keys("z")
+        frozen = s.wait(has("frozen: z resumes"), "frozen")
+        time.sleep(1.2)     # two refreshes: a frozen view must not change
+        later = s.masked()
+        TAP.ok(frozen is not None and flame_lines(frozen) == flame_lines(later),
+               "%s: z freezes: the flame pane does not change" % name,
+               "\n".join(flame_lines(frozen or "")) + "\n---\n" + "\n".join(flame_lines(later)))
+        # down the widest children: all, the thread's frames, busy, a, work
+        s.tmux.keys(*["Down"] * 9)
+        screen = s.wait(lambda x: flame_share(x, "work (") is not None, "status")
+        share = flame_share(screen or "", "work (")
+        TAP.ok(share is not None and 60 <= share[0] <= 80 and share[0] == share[1],
+               "%s: the status line shows work() under a() at 70%% of all and of zoom" % name,
+               "%s\n%s" % (share, screen))
+        s.tmux.keys("Enter")
+        screen = s.wait(has("zoom: work ("), "zoom")
+        share = flame_share(screen or "", "work (")
+        TAP.ok(share is not None and share[1] == 100.0,
+               "%s: Enter zooms into work(): the title says so, 100%% of zoom" % name, screen)
+        s.tmux.keys("Escape")
+        # 3.8-3.10 have no qualified names: a() is "a" there
+        screen = s.wait(lambda x: re.search(r"zoom: (make_ab\.<locals>\.)?a \(", x), "zoom out")
+        TAP.ok(screen is not None, "%s: Esc zooms out one level, to a()" % name, screen)
+        for _ in range(12):     # out to the root, one level a time (one more closes)
+            if screen is None or "zoom: " not in screen:
+                break
+            title = flame_lines(screen)[0]
+            s.tmux.keys("Escape")
+            screen = s.wait(lambda x: flame_lines(x)[:1] != [title], "zoom out")
+        TAP.ok(screen is not None and "Flame \u2014 all threads \u2500" in screen,
+               "%s: Esc after Esc zooms out to the root, the pane still open" % name, screen)
+        s.tmux.keys("/")
+        s.tmux.type(r"(^|\.)b \(")
+        s.tmux.keys("Enter")
+        screen = s.wait(lambda x: re.search(r"matches cover ([0-9.]+)%", x) is not None, "search")
+        m = re.search(r"matches cover ([0-9.]+)% of the zoom", screen or "")
+        TAP.ok(m is not None and 20 <= float(m.group(1)) <= 40,
+               "%s: / finds b() and shows the 30%% share its frames cover" % name, screen)
+        s.tmux.keys("Escape")
+        if full:
+            s.tmux.keys("t")
+            screen = s.wait(has("OWN%", "TOTAL%", "sorted by own %"), "top")
+            row = re.search(r"([0-9.]+)%\s+([0-9.]+)%\s+\S+\s+\S+\s+work \(", screen or "")
+            TAP.ok(row is not None and float(row.group(1)) >= 90,
+                   "%s: t shows the top table, work() first with its own share" % name, screen)
+            s.tmux.keys(">")
+            TAP.ok(s.wait(has("sorted by total %"), "sort") is not None,
+                   "%s: > sorts the top table by the next column" % name)
+            s.tmux.keys("t")
+        out = os.path.join(workdir, "flame.collapsed")
+        s.tmux.keys(":")
+        s.tmux.type("save " + out)
+        s.tmux.keys("Enter")
+        s.wait(has("wrote the flamegraph (collapsed)"), "save")
+        lines = open(out).read().splitlines() if os.path.exists(out) else []
+        counts = {}
+        good = lines and all(re.match(r"^\S.* \d+$", l) for l in lines)
+        for l in lines:
+            stack, n = l.rsplit(" ", 1)
+            leaf = stack.split(";")[-1].split(" (")[0]
+            counts[leaf] = counts.get(leaf, 0) + int(n)
+        total = sum(counts.values()) or 1
+        TAP.ok(good and 0.6 <= counts.get("work", 0) / total and
+               any(re.search(r";(make_ab\.<locals>\.)?a \(", l) for l in lines),
+               "%s: :save FILE.collapsed writes valid collapsed stacks, work() hot" % name,
+               "\n".join(lines[:10]))
+        before = flame_samples(s.masked())
+        s.tmux.keys("z")
+        TAP.ok(s.wait(lambda x: flame_samples(x) > before + 20, "thawed") is not None,
+               "%s: z again: sampling goes on, the graph grows" % name)
+        if full:
+            s.tmux.keys("?", "G")
+            screen = s.wait(has("Flame pane (F)"), "help")
+            TAP.ok(screen is not None and "freeze" in screen,
+                   "%s: ? lists the flame pane's keys" % name, screen)
+            s.tmux.keys("Escape")
+        s.tmux.keys("q")
+        check_restored(s, name, 0)
+        check_target(target, name, False)
+    except RuntimeError as e:
+        TAP.ok(False, name, str(e))
+    finally:
+        tmux.kill()
+        if target:
+            target.stop()
+
+
 def names_smoke(version, exe, workdir):
     """Threads named only in Python (pynames.py): the threads pane and the
     title bar's GIL holder show their names, and the agent stays out."""
@@ -831,7 +961,7 @@ def help_and_keys(target, workdir):
         TAP.ok(s.wait(has("Help 2-"), "help scrolls") is not None, "j scrolls the help by a line",
                tmux.capture())
         s.tmux.keys("G")
-        end = s.wait(has("Output pane", "Console ("), "help end")
+        end = s.wait(has("Flame pane (F)", "top table: invert the sort order"), "help end")
         s.tmux.keys("/")
         s.tmux.type("unwound")
         s.tmux.keys("Enter")
@@ -1023,7 +1153,7 @@ def output_history(target, workdir):
         TAP.ok(buf.startswith("Traceback for thread"),
                "y in the source pane copies the stack, as its bar says", buf[:200])
         s.tmux.keys("Escape")
-        for cmd in ("help save", "help delay"):
+        for cmd in ("help theme", "help delay"):
             s.tmux.keys(":")
             s.tmux.type(cmd)
             s.tmux.keys("Enter")
@@ -1031,8 +1161,8 @@ def output_history(target, workdir):
         TAP.ok(sc is not None, "output: a second command's output comes under its own heading",
                tmux.capture())
         s.tmux.keys("[")
-        sc = s.wait(output_has("help save \u00b7 1 of 2", ":help save", ":help delay"), "older")
-        TAP.ok(sc is not None and sc.index(":help save") < sc.index(":help delay"),
+        sc = s.wait(output_has("help theme \u00b7 1 of 2", ":help theme", ":help delay"), "older")
+        TAP.ok(sc is not None and sc.index(":help theme") < sc.index(":help delay"),
                "output: [ goes back to the previous command's output, still there", tmux.capture())
         s.tmux.keys("]")
         TAP.ok(s.wait(output_has("help delay \u00b7 2 of 2"), "newer") is not None,
@@ -1307,12 +1437,27 @@ def screens():
             signals(found[0], workdir)
             target_exits(found[0], workdir)
             hostile(want, found[0], workdir)
+            flame(want, found[0], workdir, True)
         else:
             TAP.skip("golden screens", "CPython %s is not configured (goldens are made with it)" % want)
         for version, exe in pythons():
             smoke(version, exe, workdir)
             names_smoke(version, exe, workdir)
             agent_smoke(version, exe, workdir)
+            if version != want:
+                flame(version, exe, workdir, False)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def flame_only():
+    """tuitest.py flame [VERSION...]: only the flame pane's scenario."""
+    want = sys.argv[2:]
+    workdir = tempfile.mkdtemp(prefix="fptui.", dir="/tmp")
+    try:
+        for version, exe in pythons():
+            if not want or version in want:
+                flame(version, exe, workdir, True)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
@@ -1452,7 +1597,7 @@ def main():
     try:
         {"screens": screens, "linemode": linemode, "newuser": newuser_only,
          "hostile": hostile_only, "streams": streams_only,
-         "streams-all": lambda: streams_only(True)}[what]()
+         "streams-all": lambda: streams_only(True), "flame": flame_only}[what]()
     except Exception as e:  # a harness bug must show as a failure, not a pass
         TAP.ok(False, "harness", "%s: %s" % (type(e).__name__, e))
     TAP.done()

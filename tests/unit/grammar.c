@@ -275,7 +275,7 @@ test_help(void)
 		"help", "stack", "perf", "gilstat", "getglobal", "vmtool", "module", "console",
 		"execute", "mem", "watch",
 	};
-	static const char *const tui[] = { "quit", "save", "theme", "delay" };
+	static const char *const tui[] = { "quit", "save", "theme", "delay", "flame" };
 	static const char *const planned[] = {
 		"trace", "tt", "monitor", "reset", "torch",
 	};
@@ -381,7 +381,7 @@ test_help(void)
 	    "help perf: flamegraph.svg at 100 Hz by default (the guide's)");
 	sbuf_free(&out);
 	command_help(&out, "save", &cause);
-	ok(strncmp(out.s, "USAGE\n  save FILE\n", 18) == 0 &&
+	ok(strncmp(out.s, "USAGE\n  save FILE [--format FORMAT]\n", 36) == 0 &&
 	    strstr(out.s, "(in the full-screen view only)") != NULL, "help save: its usage, TUI only");
 	sbuf_free(&out);
 	command_help(&out, "quit", &cause);
@@ -1176,8 +1176,12 @@ test_tui_only(void)
 	parses("quit", "quit()");
 	parses("q", "quit()");
 	parses("exit", "quit()");
-	parse_fails("save", "save: missing the file name (usage: save FILE)");
-	parse_fails("save a b", "save: expected at most 1 argument, got 2 (usage: save FILE)");
+	parse_fails("save", "save: missing the file name (usage: save FILE [--format FORMAT])");
+	parse_fails("save a b", "save: expected at most 1 argument, got 2 (usage: save FILE "
+	    "[--format FORMAT])");
+	parses("save f.out --format collapsed", "save(f.out) --format=collapsed");
+	parses("flame", "flame()");
+	parses("flame -r 1000", "flame() --rate=1000");
 	parse_fails("theme a b", "theme: expected at most 1 argument, got 2 (usage: theme [NAME])");
 	parse_fails("delay", "delay: missing the interval (usage: delay SECONDS)");
 	parse_fails("delay 0", "delay: seconds wants seconds from 0.1 to 3600, not '0'");
@@ -1192,6 +1196,8 @@ test_tui_only(void)
 	    "(flight_profiler PID on a terminal, without --cmd)");
 	refused("delay 0", "'delay' is a command of the full-screen view "
 	    "(flight_profiler PID on a terminal, without --cmd)");
+	refused("flame", "'flame' is a command of the full-screen view "
+	    "(flight_profiler PID on a terminal, without --cmd)");
 	refused("quit", "'quit' is a command of the full-screen view and the line-mode prompt "
 	    "(flight_profiler PID, without --cmd)");
 	refused("exit", "'quit' is a command of the full-screen view and the line-mode prompt "
@@ -1203,7 +1209,7 @@ test_tui_only(void)
 	ok(rc == FP_OK && out.s != NULL && strcmp(out.s, "the TUI saved to s.txt\n") == 0,
 	    "a bound command runs its front end's handler");
 	sbuf_free(&out);
-	refused("save", "save: missing the file name (usage: save FILE)");
+	refused("save", "save: missing the file name (usage: save FILE [--format FORMAT])");
 	command_bind("stack", bound_save, "the TUI");
 	passes("stack");
 	ok(command_find("stack")->ctx == NULL, "core's commands cannot be rebound");
