@@ -97,6 +97,7 @@ relayout(struct pane *p, struct profile *prof)
 		return;
 	f->nthreads = threads;
 	f->laid_gen = f->fl->generation;
+	f->matched_re = p->tui->search_re;
 	flameview_layout(&f->v, prof, f->zoom, p->w - 2);
 	if (f->top) {
 		free(f->rows);
@@ -111,7 +112,6 @@ relayout(struct pane *p, struct profile *prof)
 	if (p->tui->search_re != NULL && prof->nframes > 0) {
 		array_reserve(&f->match, &f->amatch, prof->nframes, sizeof *f->match);
 		f->match_sum = flameview_search(&f->v, prof, p->tui->search_re, f->match);
-		f->matched_re = p->tui->search_re;
 	}
 }
 

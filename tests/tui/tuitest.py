@@ -1294,6 +1294,13 @@ def hostile(version, exe, workdir):
                       "python names") is not None,
                name + ": a Python thread name shows escaped, its line break too")
         clean("Python thread names")
+        # the flame pane: its threads are asleep, so with their idle samples
+        s.tmux.keys("F", "i")
+        TAP.ok(s.wait(lambda sc: any(r"\x1b]0;PWN" in l for l in flame_lines(sc)[2:]) and
+                      any(r"fn\x1b]0;PWNED\x07\x1b[2J\u009b31m" in l for l in flame_lines(sc)[2:]),
+                      "flame")
+               is not None, name + ": the flame pane shows thread and frame names escaped")
+        clean("flame pane")
         s.tmux.keys("q")
         check_restored(s, name, 0)
         check_target(target, name, True)
