@@ -394,6 +394,26 @@ def test_sleep(ident, exe):
         t.kill()
 
 
+def after_rescue(t, msg):
+    """What became of a target that never said "slept" (an intermittent
+    failure seen twice in a full run, not reproduced alone): its exit
+    status, or its state and system call, and what the injector said."""
+    code = t.proc.poll()
+    if code is not None:
+        return "target exited with %d; injector said: %s" % (code, msg)
+    return "target still running: state %s, syscall %s, wchan %s; injector said: %s" % (
+        status(t.pid).get("State"), main_syscall(t.pid), read_text("/proc/%d/wchan" % t.pid),
+        msg)
+
+
+def read_text(path):
+    try:
+        with open(path) as f:
+            return f.read().strip()
+    except OSError as e:
+        return str(e)
+
+
 def test_rescue(ident, exe):
     """The injector dies (a fatal signal's handler) while the hijacked
     thread runs our call: its registers go back, signals and all, and the
@@ -424,7 +444,7 @@ def test_rescue(ident, exe):
         line = t.wait_line("slept", 15)
         ok(line is not None and float(line.split()[1]) >= 3.0 and
            line.endswith("same"), "%s: registers and sleep intact" % name,
-           line)
+           line if line is not None else after_rescue(t, msg))
         ok(t.lines() == ["ready", line], "%s: stdout only its own" % name,
            t.lines())
     finally:

@@ -787,8 +787,10 @@ def agent_run(exe, workdir, cols, rows):
                 "Threads 5", "GIL: none"),
             "locals") or "(timed out)\n")
         s.tmux.keys("Escape", "Escape")
+        # worker-a sleeps in nanosleep, where loading the agent may have run
+        # it a moment ago: wait for the refresh that shows it idle again.
         compare(tag + "/13-names", s.wait(has("Threads 5", "GIL: none", "MainThread", "Enter Stack",
-                                              "Stack \u00b7 worker-b"),
+                                              "Stack \u00b7 worker-b", "worker-a        idle"),
                                           "names") or "(timed out)\n")
         s.tmux.keys(":")
         s.tmux.type("getglobal thr")
@@ -947,7 +949,7 @@ def help_and_keys(target, workdir):
         # command table: its grammar, its answers.
         for cmd, said in (("delay 0", "delay: seconds wants seconds from 0.1 to 3600, not '0'"),
                           ("theme a b", "theme: expected at most 1 argument, got 2"),
-                          ("watch __main__ f", "'watch' is a command of the guide that this "
+                          ("trace __main__ f", "'trace' is a command of the guide that this "
                            "build does not have yet")):
             s.tmux.keys(":")
             s.tmux.type(cmd)
