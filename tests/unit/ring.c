@@ -67,10 +67,11 @@ static void
 test_byte_bound(void)
 {
 	struct ring *r = ring_new(1000, 100);
-	char ten[10];
+	char ten[10], larger[25];
 	int i;
 
 	memset(ten, 'x', sizeof ten);
+	memset(larger, 'y', sizeof larger);
 	for (i = 0; i < 10; i++)
 		ring_push(r, 0, ten, sizeof ten);
 	ok(ring_count(r) == 10 && ring_bytes(r) == 100 && ring_dropped(r) == 0,
@@ -78,7 +79,7 @@ test_byte_bound(void)
 	ring_push(r, 0, ten, 1);
 	ok(ring_count(r) == 10 && ring_bytes(r) == 91 && ring_dropped(r) == 1,
 	    "one byte more drops the oldest record (%zu bytes held)", ring_bytes(r));
-	ring_push(r, 0, ten, 25);
+	ring_push(r, 0, larger, sizeof larger);
 	ok(ring_bytes(r) == 96 && ring_dropped(r) == 3 && consistent(r),
 	    "a larger record drops as many as it needs (%llu dropped, %zu bytes)",
 	    (unsigned long long)ring_dropped(r), ring_bytes(r));
