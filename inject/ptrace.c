@@ -9,6 +9,7 @@
 
 #include <elf.h>
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,8 @@
  * thread is seized and cleared before its memory is freed.
  */
 static struct ptrace_thread *volatile rescue_current;
+
+void (*ptrace_after_resume_hook)(void);
 
 static void rescue(void);
 
@@ -124,16 +127,36 @@ mark_stopped(struct ptrace_thread *t)
 	t->stop_seen_ns = now_ns();
 }
 
-/* Resume it (PTRACE_CONT, _SINGLESTEP, _DETACH): the stop ends here. */
+/*
+ * Resume it (PTRACE_CONT, _SINGLESTEP, _DETACH): the stop ends here.
+ *
+ * `stopped` is cleared before the call, not after: a fatal signal to us
+ * is delivered on the way out of this very ptrace() (the thread woke on
+ * our CPU and we were preempted), and rescue() must not believe a running
+ * thread stopped.  It would set registers that do not take and leave the
+ * thread in our call with no tracer; seen as a SIGSEGV of the target at
+ * our call's return address 0.
+ */
 static long
 resume(struct ptrace_thread *t, enum __ptrace_request req, int sig)
 {
 	uint64_t held = t->stop_seen_ns != 0 ? now_ns() - t->stop_seen_ns : 0;
+	bool was = t->stopped, was_sig = t->sigstop;
+	long r;
 
 	if (held > t->longest_stop_ns)
 		t->longest_stop_ns = held;
 	t->stop_seen_ns = 0;
-	return ptrace(req, t->tid, NULL, (void *)(long)sig);
+	t->stopped = t->sigstop = false;
+	atomic_signal_fence(memory_order_seq_cst);
+	r = ptrace(req, t->tid, NULL, (void *)(long)sig);
+	if (ptrace_after_resume_hook != NULL)
+		ptrace_after_resume_hook();
+	if (r == -1) {
+		t->stopped = was;	/* not resumed (or gone) */
+		t->sigstop = was_sig;
+	}
+	return r;
 }
 
 int
@@ -192,7 +215,6 @@ ptrace_thread_seize(struct ptrace_thread *t, pid_t pid, pid_t tid,
 		if (ptrace(PTRACE_GETSIGINFO, tid, NULL, &si) == -1)
 			return gone(t, cause);
 		queue_signal(t, &si);
-		t->stopped = false;
 		if (resume(t, PTRACE_CONT, 0) == -1)
 			return gone(t, cause);
 	}
@@ -268,7 +290,6 @@ ptrace_thread_run(struct ptrace_thread *t, bool step, uint64_t deadline_ns,
 	for (;;) {
 		if (resume(t, req, 0) == -1)
 			return gone(t, cause);
-		t->stopped = t->sigstop = false;
 again:
 		r = tstop_wait(t->tid, &status, deadline);
 		if (r == 0) {
@@ -370,7 +391,6 @@ stop_again(struct ptrace_thread *t, uint64_t deadline_ns)
 		if (is_fault(&si) || si.si_signo == SIGSYS)
 			return 0;
 		queue_signal(t, &si);
-		t->stopped = t->sigstop = false;
 		if (resume(t, PTRACE_CONT, 0) == -1)
 			return -1;
 	}
@@ -429,7 +449,6 @@ deliver_and_wait(struct ptrace_thread *t, int sig, int want, uint64_t deadline)
 	for (;;) {
 		if (resume(t, PTRACE_CONT, sig) == -1)
 			return -1;
-		t->stopped = t->sigstop = false;
 		do {
 			r = tstop_wait(t->tid, &status, deadline);
 			if (r == 0)
@@ -543,13 +562,19 @@ rescue(void)
 {
 	struct ptrace_thread *t = rescue_current;
 	struct timespec nap = { 0, 1000000 };
+	struct user_regs_struct probe;
 	int status, i, nsig = 0, sigs[16];
 	siginfo_t si;
 	bool stopped;
 	pid_t r;
 
 	if (t != NULL && t->attached) {
-		stopped = t->stopped;
+		/*
+		 * Believe `stopped` only if ptrace agrees: GETREGS fails with
+		 * ESRCH on a thread that is running.
+		 */
+		stopped = t->stopped &&
+		    ptrace(PTRACE_GETREGS, t->tid, NULL, &probe) == 0;
 		/*
 		 * Running our call: give it two seconds to come back to its
 		 * fault at address 0 (a thread pulled out of dlopen would leave

@@ -110,4 +110,11 @@ int ptrace_thread_run(struct ptrace_thread *t, bool step, uint64_t deadline_ns,
  */
 int ptrace_thread_release(struct ptrace_thread *t, char **cause);
 
+/*
+ * For the tests only (NULL otherwise): called right after each resume of a
+ * held thread, to widen the window in which a fatal signal may reach us
+ * while the thread already runs (tests/inject/injtool.c).
+ */
+extern void (*ptrace_after_resume_hook)(void);
+
 #endif

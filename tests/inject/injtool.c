@@ -4,16 +4,31 @@
  * Prints "ok <microseconds>" or "error <status>: <cause>"; exits with the
  * status.  SIGUSR2 does what a fatal signal does to flight_profiler (its
  * handler lets go of the target: inject_release_all()) and exits with 3.
+ * FP_TEST_RESUME_PAUSE_MS=N pauses N ms after each resume of the held
+ * thread, so that SIGUSR2 lands while the thread already runs our call.
  */
 #include "config.h"
 
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/util.h"
 #include "inject/inject.h"
+#include "inject/ptrace.h"
+
+static unsigned resume_pause_ms;
+
+static void
+pause_after_resume(void)
+{
+	struct timespec ts = { resume_pause_ms / 1000,
+	    (long)(resume_pause_ms % 1000) * 1000000 };
+
+	nanosleep(&ts, NULL);	/* a signal cuts it short: that is the point */
+}
 
 static void
 on_usr2(int sig)
@@ -38,6 +53,9 @@ main(int argc, char **argv)
 	}
 	if (argc == 6)
 		opts.timeout_ms = atoi(argv[5]);
+	if (getenv("FP_TEST_RESUME_PAUSE_MS") != NULL &&
+	    (resume_pause_ms = (unsigned)atoi(getenv("FP_TEST_RESUME_PAUSE_MS"))) > 0)
+		ptrace_after_resume_hook = pause_after_resume;
 	atexit(inject_release_all);
 	signal(SIGUSR2, on_usr2);
 	t0 = now_ns();

@@ -420,18 +420,24 @@ def read_text(path):
         return str(e)
 
 
-def test_rescue(ident, exe):
+def test_rescue(ident, exe, pause_ms=0):
     """The injector dies (a fatal signal's handler) while the hijacked
     thread runs our call: its registers go back, signals and all, and the
-    target goes on as if nothing happened."""
-    name = "%s rescue" % ident
+    target goes on as if nothing happened.  With pause_ms, the injector
+    lingers that long after each resume, so the signal lands right after
+    the resume that started our call (a race that once crashed the target
+    at our return address 0)."""
+    name = "%s rescue%s" % (ident, " after resume" if pause_ms else "")
     t = Target(exe, "sleep", 3.0)
     try:
         wait_syscall(t.pid, ("230", "35", "23", "270"))
         out = outfile(name)
+        env = dict(os.environ)
+        if pause_ms:
+            env["FP_TEST_RESUME_PAUSE_MS"] = str(pause_ms)
         p = subprocess.Popen([INJTOOL, str(t.pid), TESTLIB, "slow_bootstrap",
                               out, "20000"], stdout=subprocess.PIPE,
-                             stderr=subprocess.STDOUT, text=True)
+                             stderr=subprocess.STDOUT, text=True, env=env)
         end = time.monotonic() + 15
         while time.monotonic() < end and p.poll() is None and \
                 not (os.path.exists(out) and open(out).read() == "entered\n"):
@@ -872,7 +878,8 @@ def main():
              ("storm", lambda i, e: test_signal_storm(
                  i, e, 50 if i in (pys[0][0], pys[-1][0]) else 10)),
              ("errors", test_errors), ("nosafe", test_nosafe),
-             ("rescue", test_rescue)]
+             ("rescue", test_rescue),
+             ("rescue_after_resume", lambda i, e: test_rescue(i, e, 200))]
     # For debugging: FP_INJECT_ONLY="cp311_2 sleep xstate" runs a subset.
     only = os.environ.get("FP_INJECT_ONLY", "").split()
     idents = [p[0] for p in pys if p[0] in only] or [p[0] for p in pys]
