@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -269,6 +270,38 @@ status_field(pid_t pid, const char *key)
 	}
 	fclose(f);
 	return v;
+}
+
+bool
+procfs_thread_sigsets(pid_t pid, pid_t tid, struct proc_sigsets *s)
+{
+	static const struct {
+		const char *key;
+		size_t off;
+	} fields[] = {
+		{ "SigPnd:", offsetof(struct proc_sigsets, pending) },
+		{ "ShdPnd:", offsetof(struct proc_sigsets, shared_pending) },
+		{ "SigBlk:", offsetof(struct proc_sigsets, blocked) },
+		{ "SigCgt:", offsetof(struct proc_sigsets, caught) },
+	};
+	char path[64], line[256];
+	unsigned seen = 0;
+	size_t i;
+	FILE *f;
+
+	snprintf(path, sizeof path, "/proc/%d/task/%d/status", (int)pid,
+	    (int)tid);
+	if ((f = fopen(path, "re")) == NULL)
+		return false;
+	while (fgets(line, sizeof line, f) != NULL)
+		for (i = 0; i < FP_NELEM(fields); i++)
+			if (strncmp(line, fields[i].key, 7) == 0) {
+				*(uint64_t *)((char *)s + fields[i].off) =
+				    strtoull(line + 7, NULL, 16);
+				seen |= 1u << i;
+			}
+	fclose(f);
+	return seen == (1u << FP_NELEM(fields)) - 1;
 }
 
 pid_t

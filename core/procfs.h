@@ -40,6 +40,16 @@ struct proc_thread_stat {
 };
 bool procfs_thread_stat(pid_t pid, pid_t tid, struct proc_thread_stat *st);
 
+/*
+ * A thread's signal sets from /proc/<pid>/task/<tid>/status, bit n - 1 for
+ * signal n: pending for the thread (SigPnd) or the process (ShdPnd),
+ * blocked (SigBlk) and caught by a handler (SigCgt).  False if unreadable.
+ */
+struct proc_sigsets {
+	uint64_t pending, shared_pending, blocked, caught;
+};
+bool procfs_thread_sigsets(pid_t pid, pid_t tid, struct proc_sigsets *s);
+
 /* /proc/<pid>/task/<tid>/comm without the newline; NULL if gone. */
 char *procfs_thread_comm(pid_t pid, pid_t tid);
 

@@ -433,6 +433,27 @@ detach_resending(struct ptrace_thread *t, size_t from, char **cause)
 }
 
 /*
+ * Wait for the resumed thread's next stop.  0 at a signal-delivery-stop or
+ * a system-call stop (in *status); 1 at the deadline or at another kind of
+ * stop; -1 if the thread is gone.
+ */
+static int
+next_stop(struct ptrace_thread *t, int *status, uint64_t deadline)
+{
+	pid_t r;
+
+	do {
+		r = tstop_wait(t->tid, status, deadline);
+		if (r == 0)
+			return 1;
+		if (r == -1 || WIFEXITED(*status) || WIFSIGNALED(*status))
+			return -1;
+	} while (!WIFSTOPPED(*status));
+	mark_stopped(t);
+	return (*status >> 16) != 0 ? 1 : 0;
+}
+
+/*
  * Resume the stopped thread with `sig` and wait for the delivery-stop of
  * signal `want`, passing through any other signal met on the way (the
  * thread's registers are its own again: it is its business now).  0 at
@@ -443,28 +464,93 @@ static int
 deliver_and_wait(struct ptrace_thread *t, int sig, int want, uint64_t deadline)
 {
 	siginfo_t si;
-	int status;
-	pid_t r;
+	int status, r;
 
 	for (;;) {
 		if (resume(t, PTRACE_CONT, sig) == -1)
 			return -1;
-		do {
-			r = tstop_wait(t->tid, &status, deadline);
-			if (r == 0)
-				return 1;
-			if (r == -1 || WIFEXITED(status) || WIFSIGNALED(status))
-				return -1;
-		} while (!WIFSTOPPED(status));
-		mark_stopped(t);
-		if ((status >> 16) != 0)
-			return 1;
+		if ((r = next_stop(t, &status, deadline)) != 0)
+			return r;
 		t->sigstop = true;
 		if (ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &si) == -1)
 			return -1;
 		if (si.si_signo == want)
 			return 0;
 		sig = si.si_signo;
+	}
+}
+
+#define SIGBIT(sig) (1ull << ((sig) - 1))
+
+/*
+ * May `signo` be sent to the thread now without merging with another of
+ * its kind?  Not if one is pending (one pending instance per standard
+ * signal) or if it is blocked (it would stay pending, open to a merge, for
+ * as long as the mask holds it: a handler blocks its own signal).
+ * Realtime signals queue and never merge.
+ */
+static bool
+may_send(const struct ptrace_thread *t, int signo)
+{
+	struct proc_sigsets ss;
+
+	if (signo >= 32 || !procfs_thread_sigsets(t->pid, t->tid, &ss))
+		return true;
+	return ((ss.blocked | ss.pending | ss.shared_pending) &
+	    SIGBIT(signo)) == 0;
+}
+
+/*
+ * Resume the thread with `sig` (0, or the signal of the delivery-stop it
+ * is at: its handler runs now) and let it run from system call to system
+ * call, passing through the signals it meets, until `next` may be sent
+ * (may_send()): at the latest at the exit of the handler's rt_sigreturn,
+ * which puts the old mask back.  There the resume's signal argument sends
+ * `next`: the kernel queues it as the thread leaves the stop, and the
+ * thread dequeues it on its way back to user space, before running one
+ * instruction of its own.
+ *
+ * One from elsewhere may still slip in between may_send()'s look and that
+ * send; ours then merges into it and is lost.  The kernel keeps the first
+ * siginfo of a merge, and ours says SI_KERNEL (the resume's signal is sent
+ * as the kernel's own): any other at the delivery-stop is the one from
+ * elsewhere, which is passed through, and ours is sent again once free.
+ * (A realtime signal does not merge: ours is still queued behind it.)
+ *
+ * 0 at the delivery-stop of ours; 1 at the deadline or another kind of
+ * stop, with *sent saying whether ours went out; -1 if the thread is gone.
+ */
+static int
+send_when_free(struct ptrace_thread *t, int sig, int next, uint64_t deadline,
+    bool *sent)
+{
+	siginfo_t si;
+	int status, r;
+
+	*sent = false;
+	for (;;) {
+		if (resume(t, *sent ? PTRACE_CONT : PTRACE_SYSCALL, sig) == -1)
+			return -1;
+		sig = 0;
+		if ((r = next_stop(t, &status, deadline)) != 0)
+			return r;
+		if (WSTOPSIG(status) == (SIGTRAP | 0x80)) {
+			if (!*sent && may_send(t, next)) {
+				sig = next;
+				*sent = true;
+			}
+			continue;
+		}
+		t->sigstop = true;
+		if (ptrace(PTRACE_GETSIGINFO, t->tid, NULL, &si) == -1)
+			return -1;
+		if (*sent && si.si_signo == next) {
+			if (si.si_code == SI_KERNEL)
+				return 0;
+			if (next < 32)
+				*sent = false;	/* merged into this one */
+		}
+		sig = si.si_signo;	/* from elsewhere: the thread's own */
 	}
 }
 
@@ -476,33 +562,47 @@ deliver_and_wait(struct ptrace_thread *t, int sig, int want, uint64_t deadline)
  * standard signal with another of its kind (one pending instance per
  * signal number), and a handler counting SIGUSR1 would miss some.  So each
  * one is delivered at a signal-delivery-stop, where the resume's signal
- * argument delivers exactly that signal with its siginfo, and only one of
- * ours is ever pending: at the stop of queued[i] (dequeued, so no longer
- * pending), queued[i + 1] is sent, and the thread is resumed with
- * queued[i].  The kernel builds the handler frame for i and, unless i + 1
- * is blocked (the same signal: a handler blocks its own), stops again at
- * once for i + 1; a blocked one waits until the handler returns, as it
- * would have without us.  The last is delivered by the detach itself.
- * Other signals that arrive meanwhile are the thread's own business now
- * (its registers are its own): each is passed through at its stop.
+ * argument delivers exactly that signal (its siginfo set just before), and
+ * ours is never pending while another of its kind could arrive: at the
+ * stop of queued[i] the thread is resumed with it, its handler runs, and
+ * queued[i + 1] goes out only once the handler has returned and nothing of
+ * its kind is pending (send_when_free()).  The last is delivered by the
+ * detach itself.  Other signals that arrive meanwhile are the thread's own
+ * business (its registers are its own): each is passed through at its
+ * stop.
  *
- * The one window left: a signal of the kind of the one pending for us,
- * sent by someone else while ours waits behind its own handler, merges
- * with ours; that is a few microseconds of handler, not our whole visit.
+ * An earlier version sent queued[i + 1] at the stop of queued[i]; it then
+ * waited, pending, behind the handler of i, and a SIGUSR1 sent every 2 ms
+ * merged with it about once in a hundred injections.
+ *
+ * Without PTRACE_O_TRACESYSGOOD (to tell system-call stops apart) that old
+ * way is what is left.  The first signal, when the thread is not at a
+ * delivery-stop, is sent from a system-call stop the same way if the
+ * thread was in a system call (it restarts it at once); a thread stopped
+ * in its own code gets it while stopped, pending until it runs.
  */
 static int
 detach_delivering(struct ptrace_thread *t, char **cause)
 {
 	uint64_t deadline = now_ns() + 1000000000ull;
 	size_t cur = 0;
+	bool sysgood, sent = true;
 	int w = 0, sig;
 
 	if (t->nqueued == 0)
 		return detach(t, 0, cause);
+	sysgood = ptrace(PTRACE_SETOPTIONS, t->tid, NULL,
+	    (void *)(long)PTRACE_O_TRACESYSGOOD) == 0;
 	if (!t->sigstop) {
 		/* Not at a delivery-stop: make one for the first signal. */
-		resend(t->pid, t->tid, &t->queued[0]);
-		w = deliver_and_wait(t, 0, t->queued[0].si_signo, deadline);
+		if (sysgood && (int64_t)t->regs.orig_rax >= 0)
+			w = send_when_free(t, 0, t->queued[0].si_signo,
+			    deadline, &sent);
+		else {
+			resend(t->pid, t->tid, &t->queued[0]);
+			w = deliver_and_wait(t, 0, t->queued[0].si_signo,
+			    deadline);
+		}
 	}
 	for (; w == 0; cur++) {
 		/* At the delivery-stop of queued[cur]. */
@@ -510,13 +610,19 @@ detach_delivering(struct ptrace_thread *t, char **cause)
 		sig = t->queued[cur].si_signo;
 		if (cur + 1 == t->nqueued)
 			return detach(t, sig, cause);
-		resend(t->pid, t->tid, &t->queued[cur + 1]);
-		w = deliver_and_wait(t, sig, t->queued[cur + 1].si_signo,
-		    deadline);
+		if (sysgood)
+			w = send_when_free(t, sig,
+			    t->queued[cur + 1].si_signo, deadline, &sent);
+		else {
+			resend(t->pid, t->tid, &t->queued[cur + 1]);
+			w = deliver_and_wait(t, sig,
+			    t->queued[cur + 1].si_signo, deadline);
+		}
 	}
 	if (w == -1)
 		return gone(t, cause);
-	return detach_resending(t, cur + 1, cause);
+	/* queued[cur] is the one that did not come; resent already if sent. */
+	return detach_resending(t, sent ? cur + 1 : cur, cause);
 }
 
 int

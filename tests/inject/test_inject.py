@@ -32,6 +32,7 @@ BUILDDIR = os.environ.get("FP_BUILDDIR", ".")
 INJTOOL = os.path.join(BUILDDIR, "tests/inject/injtool")
 TESTLIB = os.path.realpath(os.path.join(BUILDDIR, "tests/inject/testlib.so"))
 XSTATE = os.path.join(BUILDDIR, "tests/inject/xstate_target")
+SLOWSIG = os.path.join(BUILDDIR, "tests/inject/slowsig_target")
 SECCOMP = os.path.join(BUILDDIR, "tests/inject/seccomp_target")
 SCRATCH_SIZE = 0x110000     # inject.c's scratch mapping: must never remain
 
@@ -41,16 +42,13 @@ failed = 0
 timings = []
 
 
-def ok(cond, name, why="", todo=None):
-    """One TAP line.  With todo (a known open bug, said in the text), a
-    failure is reported as `not ok ... # TODO todo` and does not fail the
-    suite; a pass is a plain ok."""
+def ok(cond, name, why=""):
+    """One TAP line."""
     global count, failed
     count += 1
-    print("%s %d - %s%s" % ("ok" if cond else "not ok", count, name,
-                            " # TODO " + todo if todo and not cond else ""))
+    print("%s %d - %s" % ("ok" if cond else "not ok", count, name))
     if not cond:
-        failed += 0 if todo else 1
+        failed += 1
         for line in str(why).splitlines():
             print("#   " + line)
     sys.stdout.flush()
@@ -635,71 +633,139 @@ def test_signal_storm(ident, exe, injections):
     measured (FP_STOP_STATS); the count must be exact unless some stop
     outlasted the interval, and then no more may be lost than those
     stops could hold."""
-    if os.environ.get("FP_SANITIZED"):
-        # The counts are about the injector's logic, proved by the normal
-        # build; a sanitized injtool is slow enough that SIGUSR1 merges
-        # behind it even under SCHED_FIFO.
-        ok(True, "%s signal storm # SKIP sanitizer build" % ident)
-        return
-    try:
-        realtime(os.getpid())
-        os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
-    except (OSError, AttributeError) as e:
-        ok(True, "%s signal storm # SKIP no SCHED_FIFO: %s" % (ident, e))
+    if not storm_possible("%s signal storm" % ident):
         return
     for interval in (0.002, 0.010):
         name = "%s SIGUSR1 every %d ms, %d injections" % (
             ident, interval * 1000, injections)
         flag = os.path.join(TMP, "flag-%d" % time.monotonic_ns())
         t = Target(exe, "signals", flag)
-        sent = [0]
-        stop = threading.Event()
-
-        def sender():
-            while not stop.is_set():
-                os.kill(t.pid, signal.SIGUSR1)
-                sent[0] += 1
-                time.sleep(interval)
-
         try:
             realtime(t.pid)
             wait_syscall(t.pid, ("230", "35", "23", "270"))
-            th = threading.Thread(target=sender)
-            th.start()
-            failures = []
-            stats = os.path.join(TMP, "stops-%d" % time.monotonic_ns())
-            for i in range(injections):
-                rc, msg, _ = inject(t.pid, outfile(name), lib=lib_copy(i),
-                                    rt=True, env={"FP_STOP_STATS": stats})
-                if rc != 0:
-                    failures.append(msg)
-            stop.set()
-            th.join()
-            ok(not failures, "%s: all injected" % name, "\n".join(failures))
+            # At 2 ms one merge is allowed: on a loaded 2-core machine
+            # two SIGUSR1 2 ms apart merge now and then without us, even
+            # under SCHED_FIFO (measured: 2-4 of ~1,800 in 4 s, load 10,
+            # no injection at all).  The slow-handler test bounds what
+            # was ours.
+            line, sent = storm(name, t.pid, interval, injections,
+                               lambda: t.wait_line("signals", 5), flag,
+                               slack=lambda n: 1 if interval < 0.005 else 0)
             check_after(name, t, want_lib=0)
-            open(flag, "w").close()
-            line = t.wait_line("signals", 5)
-            longest = longest_stops(stats)
-            may_merge = sum(math.ceil(ns / 1e9 / interval) for ns in longest
-                            if ns / 1e9 >= interval)
-            handled = int(line.split()[1]) if line is not None else -1
-            # At 2 ms a signal is still lost now and then (1 in ~100, 2 of
-            # 3 full runs on 2026-11-22) with no stop of ours over 0.3 ms:
-            # an open bug in handing signals back, reported, not hidden.
-            ok(line is not None and sent[0] - may_merge <= handled <= sent[0],
-               "%s: every signal handled once" % name,
-               "target: %s; sent %d; %d stops outlasted %d ms (up to %d merged "
-               "by the kernel); longest %.1f ms" % (
-                   line, sent[0], len([n for n in longest if n / 1e9 >= interval]),
-                   interval * 1000, may_merge, max(longest or [0]) / 1e6),
-               todo="a SIGUSR1 can merge at 2 ms (open bug)" if interval < 0.005 and
-               line is not None and handled < sent[0] - may_merge else None)
             ok(line is not None and line.endswith("pending [%d]" %
                                                   signal.SIGUSR2),
                "%s: the blocked SIGUSR2 still pending" % name, line)
         finally:
-            stop.set()
             t.kill()
+
+
+def storm_possible(name):
+    """Whether signal counts can be exact here; if not, says why (SKIP)."""
+    if os.environ.get("FP_SANITIZED"):
+        # The counts are about the injector's logic, proved by the normal
+        # build; a sanitized injtool is slow enough that SIGUSR1 merges
+        # behind it even under SCHED_FIFO.
+        ok(True, name + " # SKIP sanitizer build")
+        return False
+    try:
+        realtime(os.getpid())
+        os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+    except (OSError, AttributeError) as e:
+        ok(True, "%s # SKIP no SCHED_FIFO: %s" % (name, e))
+        return False
+    return True
+
+
+def storm(name, pid, interval, injections, result, flag, symbol="bootstrap",
+          slack=lambda sent: 0):
+    """Send SIGUSR1 every `interval` s to `pid` through `injections`
+    injections, then create `flag` and check that the line `result()`
+    returns ("signals N") counts every signal sent, save those that stops
+    of ours longer than the interval let the kernel merge and slack(sent)
+    more.  Returns that line and the number sent."""
+    sent = [0]
+    stop = threading.Event()
+
+    def sender():
+        while not stop.is_set():
+            os.kill(pid, signal.SIGUSR1)
+            sent[0] += 1
+            time.sleep(interval)
+
+    th = threading.Thread(target=sender)
+    th.start()
+    failures = []
+    stats = os.path.join(TMP, "stops-%d" % time.monotonic_ns())
+    try:
+        for i in range(injections):
+            rc, msg, _ = inject(pid, outfile(name), lib=lib_copy(i),
+                                symbol=symbol, rt=True,
+                                env={"FP_STOP_STATS": stats})
+            if rc != 0:
+                failures.append(msg)
+    finally:
+        stop.set()
+        th.join()
+    ok(not failures, "%s: all injected" % name, "\n".join(failures))
+    open(flag, "w").close()
+    line = result()
+    longest = longest_stops(stats)
+    may_merge = sum(math.ceil(ns / 1e9 / interval) for ns in longest
+                    if ns / 1e9 >= interval)
+    handled = int(line.split()[1]) if line is not None else -1
+    may_merge += slack(sent[0])
+    ok(line is not None and sent[0] - may_merge <= handled <= sent[0],
+       "%s: every signal handled once" % name,
+       "target: %s; sent %d; %d stops outlasted %d ms (up to %d merged "
+       "by the kernel); longest %.1f ms" % (
+           line, sent[0], len([n for n in longest if n / 1e9 >= interval]),
+           interval * 1000, may_merge - slack(sent[0]),
+           max(longest or [0]) / 1e6))
+    return line, sent[0]
+
+
+def test_slow_handler(injections=3):
+    """A SIGUSR1 handler that runs 0.6 ms (slowsig_target) and a SIGUSR1
+    every 2 ms through injections whose call lasts a second (testlib's
+    slow_bootstrap), so that each hands back ~500 signals: they must not
+    wait, pending, behind the handler of the one before, where one from
+    the sender merges with them (the old hand-back lost hundreds)."""
+    name = "slow SIGUSR1 handler, %d injections" % injections
+    if not os.access(SLOWSIG, os.X_OK):
+        ok(True, name + " # SKIP not built")
+        return
+    if not storm_possible(name):
+        return
+    flag = os.path.join(TMP, "flag-%d" % time.monotonic_ns())
+    out = open(os.path.join(TMP, "slowsig-%d.out" % time.monotonic_ns()), "w+")
+    p = subprocess.Popen([SLOWSIG, flag], stdout=out, stderr=subprocess.STDOUT,
+                         stdin=subprocess.DEVNULL)
+
+    def result():
+        try:
+            p.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            return None
+        out.seek(0)
+        lines = out.read().splitlines()
+        return lines[-1] if lines and lines[-1].startswith("signals") else None
+
+    try:
+        end = time.monotonic() + 5
+        while time.monotonic() < end and "ready" not in open(out.name).read():
+            time.sleep(0.005)
+        realtime(p.pid)
+        wait_syscall(p.pid, ("230", "35"))
+        # The old hand-back lost ~20 % here (397 of 1,665); what the
+        # machine merges without us is ~0.2 % under load (see the storm).
+        storm(name, p.pid, 0.002, injections, result, flag,
+              symbol="slow_bootstrap", slack=lambda n: n // 200)
+        ok(p.returncode == 0, name + ": target exited normally", p.returncode)
+    finally:
+        if p.poll() is None:
+            p.kill()
+        p.wait()
+        out.close()
 
 
 def test_sigstop(ident, exe):
@@ -894,6 +960,8 @@ def main():
                 ok(False, "%s %s: raised" % (ident, tname), repr(e))
     if not only or "xstate" in only:
         test_xstate()
+    if not only or "slowsig" in only:
+        test_slow_handler()
     if not only or "seccomp" in only:
         test_seccomp()
     if timings:
