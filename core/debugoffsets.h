@@ -172,8 +172,11 @@ struct debug_offsets_313 {
 };
 
 /*
- * 3.14: Include/internal/pycore_debug_offsets.h of the 3.14 release.
- * Against 3.13: interpreter_state gains threads_main (after threads_head)
+ * 3.14: CPython's Include/internal/pycore_debug_offsets.h of the 3.14
+ * release, 760 bytes (read as held by CPython forks at 3.14's layout:
+ * Kronuz/cpython 34532538; the copy of python/cpython itself that could
+ * be read, 7a57f7c2, is a 3.14 alpha's, from before code_object_generation,
+ * the tlbc fields and llist_node were added).  Against 3.13: interpreter_state gains threads_main (after threads_head)
  * and code_object_generation, tlbc_generation (at its end);
  * interpreter_frame gains stackpointer, tlbc_index; code_object gains
  * co_tlbc; new sections set_object (after list_object), gen_object,
@@ -206,18 +209,26 @@ struct debug_offsets_314 {
 };
 
 /*
- * 3.15: Include/internal/pycore_debug_offsets.h of the 3.15 release
- * (888 bytes: PY_REMOTE_DEBUG_OFFSETS_TOTAL_SIZE, asserted against
- * sizeof(_Py_DebugOffsets) in CPython's own reader,
- * Modules/_remote_debugging/debug_offsets_validation.h; the field names
- * are the ones that file validates).  Against 3.14: thread_state as above;
+ * 3.15: CPython's Include/internal/pycore_debug_offsets.h of the 3.15
+ * release, as on main after 3.15.0b4 (taegyunkim/cpython 8543f762, a
+ * fork of main), 888 bytes: PY_REMOTE_DEBUG_OFFSETS_TOTAL_SIZE, asserted
+ * against sizeof(_Py_DebugOffsets) in CPython's own reader
+ * (python/cpython 11f3545d, Modules/_remote_debugging/
+ * debug_offsets_validation.h; the field names are the ones that file
+ * validates).  Against 3.14: thread_state as above;
  * a new err_stackitem section (exc_value only, no size) before
  * interpreter_frame; type_object gains tp_basicsize, tp_dictoffset and is
  * followed by a new heap_type_object; unicode_object gains
  * compactunicodeobject_size (sizeof(PyCompactUnicodeObject), which 3.14
  * readers had to assume); gc gains frame, generation_stats_size,
  * generation_stats.  The layout moved during 3.15's betas (b4 inserted
- * last_profiled_frame_seq): release candidates and releases only.
+ * last_profiled_frame_seq: python/cpython gh-151614; the v3.15.0b3..b4
+ * diff of this header is quoted in bloomberg/pystack#337): release
+ * candidates and releases only.
+ *
+ * tests/unit/debugoffsets.c writes an image of each layout at the byte
+ * offsets upstream's header gives, without these structures, so that a
+ * field out of place here fails by name.
  */
 struct debug_offsets_315 {
 	char cookie[8];

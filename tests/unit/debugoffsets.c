@@ -424,6 +424,292 @@ test_315(void)
 	free(cause);
 }
 
+/* ---- 3.14 and 3.15 at their published offsets -------------------------------- */
+
+/*
+ * The images above are built through our own structures, so a field
+ * misplaced in core/debugoffsets.h would be written and read at the same
+ * wrong place and pass.  These images are built without them: every field
+ * of upstream's _Py_DebugOffsets, in upstream's order, at the byte offset
+ * it has there (the 8-byte cookie, then one uint64_t per field; the list
+ * must be dense and end at the published total size), written by hand
+ * from CPython's own Include/internal/pycore_debug_offsets.h:
+ *   3.14: the 3.14 release layout, 760 bytes, as in a CPython fork at
+ *         3.14's layout (Kronuz/cpython 34532538; the copy of
+ *         python/cpython itself that could be read, 7a57f7c2, is a 3.14
+ *         alpha's, from before code_object_generation, the tlbc fields and
+ *         llist_node were added).
+ *   3.15: main after 3.15.0b4 (taegyunkim/cpython 8543f762, a fork),
+ *         888 bytes, the size python/cpython's own reader asserts
+ *         (Modules/_remote_debugging/debug_offsets_validation.h at
+ *         11f3545d: PY_REMOTE_DEBUG_OFFSETS_TOTAL_SIZE), with the field
+ *         names that file validates.
+ * A field we read carries the value check_shared() expects; one we do not
+ * read carries UNREAD, which no check accepts, so a read from the wrong
+ * slot fails by name.
+ */
+#define UNREAD	UINT64_C(0xbad0bad0bad0bad0)
+
+struct published {
+	const char *field;	/* section.field, as upstream spells it */
+	size_t off;		/* byte offset in _Py_DebugOffsets */
+	uint64_t val;
+};
+
+static const struct published published_314[] = {
+	{ "runtime_state.size", 24, 300000 },
+	{ "runtime_state.finalizing", 32, 608 },
+	{ "runtime_state.interpreters_head", 40, 632 },
+	{ "interpreter_state.size", 48, 200000 },
+	{ "interpreter_state.id", 56, 8 },
+	{ "interpreter_state.next", 64, 7264 },
+	{ "interpreter_state.threads_head", 72, 7344 },
+	{ "interpreter_state.threads_main", 80, 7352 },
+	{ "interpreter_state.gc", 88, 9000 },
+	{ "interpreter_state.imports_modules", 96, 7656 },
+	{ "interpreter_state.sysdict", 104, 7700 },
+	{ "interpreter_state.builtins", 112, 7708 },
+	{ "interpreter_state.ceval_gil", 120, 16 },
+	{ "interpreter_state.gil_runtime_state", 128, 40000 },
+	{ "interpreter_state.gil_runtime_state_enabled", 136, UNREAD },
+	{ "interpreter_state.gil_runtime_state_locked", 144, 40024 },
+	{ "interpreter_state.gil_runtime_state_holder", 152, 40008 },
+	{ "interpreter_state.code_object_generation", 160, 50000 },
+	{ "interpreter_state.tlbc_generation", 168, UNREAD },
+	{ "thread_state.size", 176, 880 },
+	{ "thread_state.prev", 184, UNREAD },
+	{ "thread_state.next", 192, 8 },
+	{ "thread_state.interp", 200, 16 },
+	{ "thread_state.current_frame", 208, 72 },
+	{ "thread_state.thread_id", 216, 152 },
+	{ "thread_state.native_thread_id", 224, 160 },
+	{ "thread_state.datastack_chunk", 232, 232 },
+	{ "thread_state.status", 240, 40 },
+	{ "interpreter_frame.size", 248, 88 },
+	{ "interpreter_frame.previous", 256, 8 },
+	{ "interpreter_frame.executable", 264, 0 },
+	{ "interpreter_frame.instr_ptr", 272, 56 },
+	{ "interpreter_frame.localsplus", 280, 80 },
+	{ "interpreter_frame.owner", 288, 74 },
+	{ "interpreter_frame.stackpointer", 296, 64 },
+	{ "interpreter_frame.tlbc_index", 304, UNREAD },
+	{ "code_object.size", 312, 216 },
+	{ "code_object.filename", 320, 112 },
+	{ "code_object.name", 328, 120 },
+	{ "code_object.qualname", 336, 128 },
+	{ "code_object.linetable", 344, 136 },
+	{ "code_object.firstlineno", 352, 68 },
+	{ "code_object.argcount", 360, 52 },
+	{ "code_object.localsplusnames", 368, 96 },
+	{ "code_object.localspluskinds", 376, 104 },
+	{ "code_object.co_code_adaptive", 384, 208 },
+	{ "code_object.co_tlbc", 392, UNREAD },
+	{ "pyobject.size", 400, 16 },
+	{ "pyobject.ob_type", 408, 8 },
+	{ "type_object.size", 416, 416 },
+	{ "type_object.tp_name", 424, 24 },
+	{ "type_object.tp_repr", 432, 88 },
+	{ "type_object.tp_flags", 440, 168 },
+	{ "tuple_object.size", 448, UNREAD },
+	{ "tuple_object.ob_item", 456, UNREAD },
+	{ "tuple_object.ob_size", 464, UNREAD },
+	{ "list_object.size", 472, UNREAD },
+	{ "list_object.ob_item", 480, UNREAD },
+	{ "list_object.ob_size", 488, UNREAD },
+	{ "set_object.size", 496, UNREAD },
+	{ "set_object.used", 504, UNREAD },
+	{ "set_object.table", 512, UNREAD },
+	{ "set_object.mask", 520, UNREAD },
+	{ "dict_object.size", 528, UNREAD },
+	{ "dict_object.ma_keys", 536, UNREAD },
+	{ "dict_object.ma_values", 544, UNREAD },
+	{ "float_object.size", 552, UNREAD },
+	{ "float_object.ob_fval", 560, UNREAD },
+	{ "long_object.size", 568, UNREAD },
+	{ "long_object.lv_tag", 576, UNREAD },
+	{ "long_object.ob_digit", 584, UNREAD },
+	{ "bytes_object.size", 592, 40 },
+	{ "bytes_object.ob_size", 600, 16 },
+	{ "bytes_object.ob_sval", 608, 33 },
+	{ "unicode_object.size", 616, 72 },
+	{ "unicode_object.state", 624, 32 },
+	{ "unicode_object.length", 632, 16 },
+	{ "unicode_object.asciiobject_size", 640, 40 },
+	{ "gc.size", 648, UNREAD },
+	{ "gc.collecting", 656, UNREAD },
+	{ "gen_object.size", 664, UNREAD },
+	{ "gen_object.gi_name", 672, UNREAD },
+	{ "gen_object.gi_iframe", 680, UNREAD },
+	{ "gen_object.gi_frame_state", 688, UNREAD },
+	{ "llist_node.next", 696, UNREAD },
+	{ "llist_node.prev", 704, UNREAD },
+	{ "debugger_support.eval_breaker", 712, 24 },
+	{ "debugger_support.remote_debugger_support", 720, 328 },
+	{ "debugger_support.remote_debugging_enabled", 728, 9104 },
+	{ "debugger_support.debugger_pending_call", 736, 0 },
+	{ "debugger_support.debugger_script_path", 744, 4 },
+	{ "debugger_support.debugger_script_path_size", 752, 512 },
+};
+
+static const struct published published_315[] = {
+	{ "runtime_state.size", 24, 300000 },
+	{ "runtime_state.finalizing", 32, 608 },
+	{ "runtime_state.interpreters_head", 40, 632 },
+	{ "interpreter_state.size", 48, 200000 },
+	{ "interpreter_state.id", 56, 8 },
+	{ "interpreter_state.next", 64, 7264 },
+	{ "interpreter_state.threads_head", 72, 7344 },
+	{ "interpreter_state.threads_main", 80, 7352 },
+	{ "interpreter_state.gc", 88, 9000 },
+	{ "interpreter_state.imports_modules", 96, 7656 },
+	{ "interpreter_state.sysdict", 104, 7700 },
+	{ "interpreter_state.builtins", 112, 7708 },
+	{ "interpreter_state.ceval_gil", 120, 16 },
+	{ "interpreter_state.gil_runtime_state", 128, 40000 },
+	{ "interpreter_state.gil_runtime_state_enabled", 136, UNREAD },
+	{ "interpreter_state.gil_runtime_state_locked", 144, 40024 },
+	{ "interpreter_state.gil_runtime_state_holder", 152, 40008 },
+	{ "interpreter_state.code_object_generation", 160, 50000 },
+	{ "interpreter_state.tlbc_generation", 168, UNREAD },
+	{ "thread_state.size", 176, 880 },
+	{ "thread_state.prev", 184, UNREAD },
+	{ "thread_state.next", 192, 8 },
+	{ "thread_state.interp", 200, 16 },
+	{ "thread_state.current_frame", 208, 72 },
+	{ "thread_state.base_frame", 216, 80 },
+	{ "thread_state.last_profiled_frame", 224, 88 },
+	{ "thread_state.last_profiled_frame_seq", 232, 96 },
+	{ "thread_state.thread_id", 240, 152 },
+	{ "thread_state.native_thread_id", 248, 160 },
+	{ "thread_state.datastack_chunk", 256, 232 },
+	{ "thread_state.status", 264, 40 },
+	{ "thread_state.holds_gil", 272, 800 },
+	{ "thread_state.gil_requested", 280, 804 },
+	{ "thread_state.current_exception", 288, 808 },
+	{ "thread_state.exc_state", 296, 816 },
+	{ "err_stackitem.exc_value", 304, UNREAD },
+	{ "interpreter_frame.size", 312, 88 },
+	{ "interpreter_frame.previous", 320, 8 },
+	{ "interpreter_frame.executable", 328, 0 },
+	{ "interpreter_frame.instr_ptr", 336, 56 },
+	{ "interpreter_frame.localsplus", 344, 80 },
+	{ "interpreter_frame.owner", 352, 74 },
+	{ "interpreter_frame.stackpointer", 360, 64 },
+	{ "interpreter_frame.tlbc_index", 368, UNREAD },
+	{ "code_object.size", 376, 216 },
+	{ "code_object.filename", 384, 112 },
+	{ "code_object.name", 392, 120 },
+	{ "code_object.qualname", 400, 128 },
+	{ "code_object.linetable", 408, 136 },
+	{ "code_object.firstlineno", 416, 68 },
+	{ "code_object.argcount", 424, 52 },
+	{ "code_object.localsplusnames", 432, 96 },
+	{ "code_object.localspluskinds", 440, 104 },
+	{ "code_object.co_code_adaptive", 448, 208 },
+	{ "code_object.co_tlbc", 456, UNREAD },
+	{ "pyobject.size", 464, 16 },
+	{ "pyobject.ob_type", 472, 8 },
+	{ "type_object.size", 480, 416 },
+	{ "type_object.tp_name", 488, 24 },
+	{ "type_object.tp_repr", 496, 88 },
+	{ "type_object.tp_flags", 504, 168 },
+	{ "type_object.tp_basicsize", 512, 32 },
+	{ "type_object.tp_dictoffset", 520, 288 },
+	{ "heap_type_object.size", 528, 920 },
+	{ "heap_type_object.ht_cached_keys", 536, 872 },
+	{ "tuple_object.size", 544, UNREAD },
+	{ "tuple_object.ob_item", 552, UNREAD },
+	{ "tuple_object.ob_size", 560, UNREAD },
+	{ "list_object.size", 568, UNREAD },
+	{ "list_object.ob_item", 576, UNREAD },
+	{ "list_object.ob_size", 584, UNREAD },
+	{ "set_object.size", 592, UNREAD },
+	{ "set_object.used", 600, UNREAD },
+	{ "set_object.table", 608, UNREAD },
+	{ "set_object.mask", 616, UNREAD },
+	{ "dict_object.size", 624, UNREAD },
+	{ "dict_object.ma_keys", 632, UNREAD },
+	{ "dict_object.ma_values", 640, UNREAD },
+	{ "float_object.size", 648, UNREAD },
+	{ "float_object.ob_fval", 656, UNREAD },
+	{ "long_object.size", 664, UNREAD },
+	{ "long_object.lv_tag", 672, UNREAD },
+	{ "long_object.ob_digit", 680, UNREAD },
+	{ "bytes_object.size", 688, 40 },
+	{ "bytes_object.ob_size", 696, 16 },
+	{ "bytes_object.ob_sval", 704, 33 },
+	{ "unicode_object.size", 712, 72 },
+	{ "unicode_object.state", 720, 32 },
+	{ "unicode_object.length", 728, 16 },
+	{ "unicode_object.asciiobject_size", 736, 40 },
+	{ "unicode_object.compactunicodeobject_size", 744, 64 },
+	{ "gc.size", 752, UNREAD },
+	{ "gc.collecting", 760, UNREAD },
+	{ "gc.frame", 768, UNREAD },
+	{ "gc.generation_stats_size", 776, UNREAD },
+	{ "gc.generation_stats", 784, UNREAD },
+	{ "gen_object.size", 792, UNREAD },
+	{ "gen_object.gi_name", 800, UNREAD },
+	{ "gen_object.gi_iframe", 808, UNREAD },
+	{ "gen_object.gi_frame_state", 816, UNREAD },
+	{ "llist_node.next", 824, UNREAD },
+	{ "llist_node.prev", 832, UNREAD },
+	{ "debugger_support.eval_breaker", 840, 24 },
+	{ "debugger_support.remote_debugger_support", 848, 328 },
+	{ "debugger_support.remote_debugging_enabled", 856, 9104 },
+	{ "debugger_support.debugger_pending_call", 864, 0 },
+	{ "debugger_support.debugger_script_path", 872, 4 },
+	{ "debugger_support.debugger_script_path_size", 880, 512 },
+};
+
+static void
+image_published(unsigned char *img, size_t size, uint64_t version, const struct published *p,
+    size_t n, const char *v)
+{
+	size_t i, dense = 0;
+
+	memset(img, 0, size);
+	memcpy(img, "xdebugpy", 8);
+	memcpy(img + 8, &version, 8);			/* free_threaded (16) stays 0 */
+	for (i = 0; i < n; i++) {
+		if (p[i].off == 24 + 8 * i && p[i].off + 8 <= size)
+			dense++;
+		else
+			diag("%s: %s at %zu", v, p[i].field, p[i].off);
+		memcpy(img + p[i].off, &p[i].val, 8);
+	}
+	ok(dense == n && 24 + 8 * n == size, "%s: %zu fields, dense, end at %zu bytes", v, n, size);
+}
+
+static void
+test_published(void)
+{
+	unsigned char img[888];
+	struct py_offsets o;
+	char *cause = NULL;
+	int rc;
+
+	is_int(sizeof(struct debug_offsets_314), 760, "3.14: our layout has upstream's 760 bytes");
+	image_published(img, 760, V3140, published_314, FP_NELEM(published_314), "3.14 published");
+	rc = parse(img, 760, V3140, NULL, &o, &cause);
+	if (!is_int(rc, FP_OK, "3.14: an image at the published offsets parses"))
+		diag("%s", cause ? cause : "(no cause)");
+	check_shared(&o, "3.14 published");
+	is_int(o.frame_owned_by_cstack, 4, "3.14 published: FRAME_OWNED_BY_CSTACK = 4");
+	is_int(o.unicode_compact_size, 56, "3.14 published: compact header derived");
+
+	is_int(sizeof(struct debug_offsets_315), 888, "3.15: our layout has upstream's 888 bytes");
+	image_published(img, 888, V3150, published_315, FP_NELEM(published_315), "3.15 published");
+	rc = parse(img, 888, V3150, NULL, &o, &cause);
+	if (!is_int(rc, FP_OK, "3.15: an image at the published offsets parses"))
+		diag("%s", cause ? cause : "(no cause)");
+	check_shared(&o, "3.15 published");
+	is_int(o.frame_owned_by_cstack, PYOFF_NONE, "3.15 published: no FRAME_OWNED_BY_CSTACK");
+	is_int(o.unicode_compact_size, 64,
+	    "3.15 published: unicode_object.compactunicodeobject_size at 744");
+	free(cause);
+}
+
 /* ---- 3.13, from the headers' table ------------------------------------------ */
 
 static void
@@ -559,6 +845,7 @@ main(void)
 {
 	test_314();
 	test_315();
+	test_published();
 	test_313();
 	return done_testing();
 }
