@@ -306,9 +306,17 @@ parse_314(const void *image, size_t len, struct py_offsets *o, struct dbg_check 
 
 /*
  * 3.15 publishes sizeof(PyCompactUnicodeObject), which earlier readers
- * took from the headers or assumed.  It does not publish anything this
- * reader needs that 3.14 lacked: last_profiled_frame helps only a sampler
- * that writes into the target, which reading stacks never does.
+ * took from the headers or assumed.  Of what else it added, CPython's own
+ * reader (Modules/_remote_debugging) ends a sample at base_frame
+ * (frames.c: "Incomplete sample: did not reach base frame") and validates,
+ * to dereference them (debug_offsets_validation.h), holds_gil and
+ * gil_requested (its thread status: THREAD_STATUS_HAS_GIL,
+ * _GIL_REQUESTED), current_exception and exc_state (_HAS_EXCEPTION),
+ * last_profiled_frame(_seq) (a frame cache the target keeps current for
+ * it) and gc.frame (<GC> frames).  Here
+ * a chain is whole when it ends on a frame owned by the interpreter, which
+ * the base frame is (pyframes_chain_may_end()); the GIL holder is read as
+ * on 3.13 and 3.14 (interpreter_state.gil_runtime_state_holder).
  */
 static int
 parse_315(const void *image, size_t len, struct py_offsets *o, struct dbg_check *k)

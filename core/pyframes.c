@@ -417,19 +417,13 @@ is_shim(const struct py_offsets *o, int owner)
 	    (o->frame_owned_by_interpreter != PYOFF_NONE && owner == o->frame_owned_by_interpreter);
 }
 
-/*
- * 3.11+: may a thread's chain end at this frame?  The first frame of a
- * thread is run by a C call of the evaluation loop: 3.11 marks it
- * is_entry; 3.12+ put a shim frame under it, which is then the last.  A
- * generator's frame is never last: its `previous` is its caller while it
- * runs and is cleared when it yields.
- */
-static bool
-interp_bottom(const struct py_offsets *o, int owner, bool is_entry)
+bool
+pyframes_chain_may_end(const struct py_offsets *o, int owner, bool is_entry)
 {
 	if (owner == o->frame_owned_by_generator)
 		return false;
-	if (o->frame_owned_by_cstack != PYOFF_NONE)
+	/* 3.15 has no FRAME_OWNED_BY_CSTACK: its shims are all the interpreter's. */
+	if (o->frame_owned_by_cstack != PYOFF_NONE || o->frame_owned_by_interpreter != PYOFF_NONE)
 		return is_shim(o, owner);
 	return is_entry;
 }
@@ -586,7 +580,7 @@ read_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
 	/* The outermost frame is always the first of its C call. */
 	if (t->nframes > 0)
 		t->frames[t->nframes - 1].entry = true;
-	if (r->check && last != 0 && !interp_bottom(o, owner, is_entry))
+	if (r->check && last != 0 && !pyframes_chain_may_end(o, owner, is_entry))
 		walk_torn(w, owner == o->frame_owned_by_generator ?
 		    "a generator's frame lost its caller" :
 		    "the frames end before the thread's entry frame", last);

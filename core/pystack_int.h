@@ -109,6 +109,18 @@ rd_u64(struct py_reader *r, uint64_t addr, uint64_t *v)
  * torn.  Frame strings live in r->snap's arena.
  */
 void pyframes_read(struct py_reader *r, struct py_thread *t, unsigned depth);
+/*
+ * 3.11+: may a thread's chain end at a frame of this owner?  The first
+ * frame of a thread is run by a C call of the evaluation loop: 3.11 marks
+ * it is_entry; 3.12-3.14 put a shim frame under it (FRAME_OWNED_BY_CSTACK
+ * in 3.12-3.13, FRAME_OWNED_BY_INTERPRETER in 3.14), which is then the
+ * last; 3.15 ends every chain in the thread state's base frame, also the
+ * interpreter's (CPython's own reader, Modules/_remote_debugging/frames.c,
+ * takes that owner for "C frame or sentinel base frame").  A generator's
+ * frame is never last: its `previous` is its caller while it runs and is
+ * cleared when it yields.
+ */
+bool pyframes_chain_may_end(const struct py_offsets *o, int owner, bool is_entry);
 void pyframes_free(struct py_thread *t);
 void pyframes_arena_free(struct str_arena *a);
 /* What the frame reading keeps between snapshots (code objects, hints). */

@@ -22,6 +22,7 @@
 #include "core/debugoffsets.h"
 #include "core/pyoffsets.h"
 #include "core/pyruntime.h"
+#include "core/pystack_int.h"
 #include "core/util.h"
 #include "tests/unit/tap.h"
 
@@ -697,6 +698,11 @@ test_published(void)
 	check_shared(&o, "3.14 published");
 	is_int(o.frame_owned_by_cstack, 4, "3.14 published: FRAME_OWNED_BY_CSTACK = 4");
 	is_int(o.unicode_compact_size, 56, "3.14 published: compact header derived");
+	/* enum _frameowner, 3.14: THREAD 0, GENERATOR 1, FRAME_OBJECT 2, INTERPRETER 3, CSTACK 4. */
+	ok(pyframes_chain_may_end(&o, 3, false) && pyframes_chain_may_end(&o, 4, false),
+	    "3.14: a chain ends on an interpreter (entry) or C-stack shim");
+	ok(!pyframes_chain_may_end(&o, 0, false) && !pyframes_chain_may_end(&o, 1, false),
+	    "3.14: a chain ending on a thread's or a generator's frame is short");
 
 	is_int(sizeof(struct debug_offsets_315), 888, "3.15: our layout has upstream's 888 bytes");
 	image_published(img, 888, V3150, published_315, FP_NELEM(published_315), "3.15 published");
@@ -707,6 +713,16 @@ test_published(void)
 	is_int(o.frame_owned_by_cstack, PYOFF_NONE, "3.15 published: no FRAME_OWNED_BY_CSTACK");
 	is_int(o.unicode_compact_size, 64,
 	    "3.15 published: unicode_object.compactunicodeobject_size at 744");
+	/*
+	 * 3.15 (pycore_interpframe_structs.h): THREAD 0, GENERATOR 1,
+	 * FRAME_OBJECT 2, INTERPRETER 3, no CSTACK; every chain ends in the
+	 * thread state's base frame, owned by the interpreter.
+	 */
+	ok(pyframes_chain_may_end(&o, 3, false),
+	    "3.15: a chain ending on the base frame (owner 3) is whole");
+	ok(!pyframes_chain_may_end(&o, 0, false) && !pyframes_chain_may_end(&o, 1, false) &&
+	    !pyframes_chain_may_end(&o, 4, false),
+	    "3.15: a chain ending on a thread's or a generator's frame is short; 4 is no owner");
 	free(cause);
 }
 
