@@ -25,6 +25,7 @@ embed() {
 }
 embed helper
 embed memhelper
+embed torchhelper
 # shellcheck disable=SC2086
 $cc -std=gnu11 -shared -fPIC -fvisibility=hidden -Wno-deprecated-declarations \
 	$cflags -DFP_AGENT_BUILD="\"cp3$minor $2 $(date -u +%Y-%m-%d)\"" \
@@ -34,6 +35,7 @@ $cc -std=gnu11 -shared -fPIC -fvisibility=hidden -Wno-deprecated-declarations \
 	"$src/inject/agent/pyside.c" "$src/inject/agent/forkhooks.c" \
 	"$src/inject/agent/format.c" "$src/core/protocol.c" \
 	"$src/inject/agent/mem.c" "$src/inject/agent/memscan.c" \
+	"$src/inject/agent/torch.c" \
 	-Wl,--version-script="$src/inject/agent/agent.map" \
 	-Wl,-rpath,'$ORIGIN' -pthread $libs
 mv "$out.tmp" "$out"

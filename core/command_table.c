@@ -631,19 +631,24 @@ static struct cmd_spec cmd_mem = {
 	.subs = mem_subs, .nsubs = FP_NELEM(mem_subs),
 };
 
+#define TORCH_TIMEOUT_OPTION(what) \
+	{ NULL, "--timeout", "SECONDS", "give up when " what " within SECONDS", CMD_NUMBER, 0.1, \
+	    86400, "60", NULL, "seconds from 0.1 to 86400" }
+
 static const struct cmd_option torch_profile_options[] = {
 	FILEPATH_OPTION("where to write the Chrome/Perfetto trace (the target's working directory "
 	    "unless absolute)", "trace.json"),
 	NESTED_OPTION,
+	TORCH_TIMEOUT_OPTION("the method is not called"),
 };
 
 static struct cmd_spec cmd_torch_profile = {
 	.name = "torch profile",
-	.usage = "module [class] method [-f FILE] [-nm NAME]",
+	.usage = "module [class] method [-f FILE] [-nm NAME] [--timeout SECONDS]",
 	.summary = "profile the next call with torch.profiler",
 	.params = observed_params, .nparams = FP_NELEM(observed_params),
 	.options = torch_profile_options, .noptions = FP_NELEM(torch_profile_options),
-	.flags = CMD_PLANNED,
+	.run = runner_cmd_torch_profile,
 };
 
 static const struct cmd_option torch_memory_options[] = {
@@ -652,6 +657,7 @@ static const struct cmd_option torch_memory_options[] = {
 	NESTED_OPTION,
 	FILEPATH_OPTION("where to write the snapshot, for pytorch.org/memory_viz",
 	    "snapshot.pickle"),
+	TORCH_TIMEOUT_OPTION("with -r, the method is not called"),
 };
 
 static int
@@ -669,13 +675,13 @@ torch_memory_check(const struct cmd_request *req, char **cause)
 
 static struct cmd_spec cmd_torch_memory = {
 	.name = "torch memory",
-	.usage = "-s [-f FILE] | -r module [class] method [-nm NAME] [-f FILE]",
+	.usage = "-s [-f FILE] | -r module [class] method [-nm NAME] [-f FILE] [--timeout SECONDS]",
 	.summary = "a CUDA memory snapshot, or a recording of one call's allocations",
 	.params = observed_params, .nparams = FP_NELEM(observed_params),
 	.options = torch_memory_options, .noptions = FP_NELEM(torch_memory_options),
 	.check = torch_memory_check,
 	.params_with = "--record",
-	.flags = CMD_PLANNED,
+	.run = runner_cmd_torch_memory,
 };
 
 static const struct cmd_option torch_modules_options[] = {
@@ -683,14 +689,15 @@ static const struct cmd_option torch_modules_options[] = {
 	    "a number of steps from 1 to 1000000" },
 	{ NULL, "--filter", "REGEX", "only the modules whose name matches", CMD_REGEX, 0, 0, NULL,
 	    NULL, NULL },
+	TORCH_TIMEOUT_OPTION("the steps are not done"),
 };
 
 static struct cmd_spec cmd_torch_modules = {
 	.name = "torch modules",
-	.usage = "[-n N] [--filter REGEX]",
+	.usage = "[-n N] [--filter REGEX] [--timeout SECONDS]",
 	.summary = "per nn.Module: forward and backward time and memory, over N steps",
 	.options = torch_modules_options, .noptions = FP_NELEM(torch_modules_options),
-	.flags = CMD_PLANNED,
+	.run = runner_cmd_torch_modules,
 };
 
 static struct cmd_spec *const torch_subs[] = {
@@ -703,7 +710,6 @@ static struct cmd_spec cmd_torch = {
 	    "memory -r module [class] method [-nm NAME] [-f FILE] | modules [-n N] [--filter REGEX]",
 	.summary = "what a PyTorch model does: a profile, its CUDA memory, time per module",
 	.subs = torch_subs, .nsubs = FP_NELEM(torch_subs),
-	.flags = CMD_PLANNED,
 };
 
 /* ---- the table -------------------------------------------------------------------------- */

@@ -85,7 +85,8 @@ int runner_exec(struct runner *r, const char *line, struct sbuf *out, char **cau
 /* The handlers of the command table (core/command_table.c); ctx is the runner. */
 cmd_run_fn runner_cmd_stack, runner_cmd_getglobal, runner_cmd_vmtool, runner_cmd_module,
     runner_cmd_execute, runner_cmd_console, runner_cmd_mem_summary, runner_cmd_mem_diff,
-    runner_cmd_mem_sites, runner_cmd_mem_rss, runner_cmd_watch;
+    runner_cmd_mem_sites, runner_cmd_mem_rss, runner_cmd_watch, runner_cmd_torch_profile,
+    runner_cmd_torch_memory, runner_cmd_torch_modules;
 
 /*
  * A statement (`execute ...`) that runs while the front end goes on.  Its

@@ -422,8 +422,9 @@ def _snapshot(args, kwargs):
         return (args, kwargs)
 
 
-def _make_wrapper(w, fn, label, bound):
-    """The wrapper for fn; bound: its first argument is the target (self or cls)."""
+def _make_wrapper(w, fn, label, bound, hooks=None):
+    """The wrapper for fn; bound: its first argument is the target (self or cls).
+    hooks: (enter, leave) in place of watch's own (observe())."""
     q = w.queue
     MAXQ = _WATCH_QUEUE
 
@@ -445,6 +446,8 @@ def _make_wrapper(w, fn, label, bound):
             stack, args, kwargs, t0 = st
             put(t0, _ns() - t0, args, kwargs, ret, exc, stack)
 
+    if hooks is not None:
+        enter, leave = hooks
     # Three bodies because `await` and `yield from` are syntax: the cost of
     # a coroutine or generator covers its whole run, not its creation.
     import inspect
@@ -472,7 +475,7 @@ def _make_wrapper(w, fn, label, bound):
                 raise
             leave(st, r, None)
             return r
-    elif not w.before and not w.stack:
+    elif not w.before and not w.stack and hooks is None:
         # The common case, inlined: no call of ours but the clock's.
         def wrapper(*args, **kwargs):
             if not w.active:
@@ -611,9 +614,9 @@ def _resolve(modname, cls, method, regex):
     return found[:_WATCH_MAX_MATCHES], len(found)
 
 
-def _install(w, targets):
+def _install(w, targets, hooks=None):
     for owner, name, raw, fn, bound, label in targets:
-        wrapper = _make_wrapper(w, fn, label, bound)
+        wrapper = _make_wrapper(w, fn, label, bound, hooks)
         if isinstance(raw, staticmethod):
             put = staticmethod(wrapper)
         elif isinstance(raw, classmethod):
@@ -642,6 +645,24 @@ def _remove(w):
         except BaseException:
             pass
     w.queue.clear()
+
+
+def observe(modname, cls, method, nested, enter, leave):
+    """The observation interface for the agent's other helpers (torchhelper.py):
+    module [class] method resolved as watch resolves it; every call runs
+    enter(args, kwargs) -> state at entry and leave(state, ret, exc) at exit,
+    on the calling thread (neither may raise).  A handle for unobserve();
+    raises WatchError saying why it cannot."""
+    if nested:
+        raise WatchError("-nm (nested functions) is not supported by this agent yet")
+    targets, _ = _resolve(modname, cls, method, False)
+    w = _Watch(False, False)
+    _install(w, targets, (enter, leave))
+    return w
+
+
+def unobserve(w):
+    _remove(w)
 
 
 def watch_stop(conn, rid):

@@ -199,29 +199,12 @@ static PyObject *memhelper;	/* its namespace */
 static json_t *
 memhelper_call(const char *fn, PyObject *args, char **why)
 {
-	PyObject *code, *f, *r = NULL;
-	json_t *j = NULL;
-
-	if (memhelper == NULL && (memhelper = PyDict_New()) != NULL) {
-		PyDict_SetItemString(memhelper, "__builtins__", PyEval_GetBuiltins());
-		code = Py_CompileString(memhelper_py_source, "<flight_profiler agent>", Py_file_input);
-		r = code ? PyEval_EvalCode(code, memhelper, memhelper) : NULL;
-		Py_XDECREF(code);
-		if (r == NULL)
-			Py_CLEAR(memhelper);
-		Py_XDECREF(r);
+	if (memhelper == NULL &&
+	    (memhelper = agent_py_namespace(memhelper_py_source, "_flight_profiler_mem", why)) == NULL) {
+		Py_XDECREF(args);
+		return NULL;
 	}
-	f = memhelper ? PyDict_GetItemString(memhelper, fn) : NULL;
-	r = f && args ? PyObject_CallObject(f, args) : NULL;
-	Py_XDECREF(args);
-	if (r != NULL) {
-		j = fmt_plain(r);
-		Py_DECREF(r);
-	} else {
-		*why = PyErr_Occurred() ? fmt_exception() : strdup("the mem helper did not load");
-	}
-	PyErr_Clear();
-	return j;
+	return agent_py_call_plain(memhelper, fn, args, why);
 }
 
 static json_t *

@@ -48,4 +48,17 @@ json_t *fmt_plain(PyObject *obj);
 /* "TypeName: message" of the current exception, which is cleared; malloc'd. */
 char *fmt_exception(void);
 
+/* ---- pyside.c: the agent's Python helpers ---- */
+
+/*
+ * A new namespace (dict) in which source was run, as "<flight_profiler
+ * agent>" (frames of it are hidden from tracebacks), with __name__ = name
+ * and _fp_repr(obj, limit); NULL and *why (malloc'd) when it failed.
+ */
+PyObject *agent_py_namespace(const char *source, const char *name, char **why);
+/* ns[fn](*args) (args stolen) as plain JSON; NULL and *why (malloc'd) when it raised. */
+json_t *agent_py_call_plain(PyObject *ns, const char *fn, PyObject *args, char **why);
+/* helper.py's namespace (borrowed); loaded before any command runs. */
+PyObject *agent_py_helper(void);
+
 #endif

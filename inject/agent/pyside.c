@@ -19,6 +19,7 @@
 #include "core/protocol.h"
 #include "inject/agent/agent.h"
 #include "inject/agent/mem.h"
+#include "inject/agent/torch.h"
 #include "helper_py.h"		/* generated from helper.py: helper_py_source */
 
 #define HELPER_FILE "<flight_profiler agent>"
@@ -184,24 +185,21 @@ static PyMethodDef fp_repr_def = {
 	"_fp_repr", py_fp_repr, METH_VARARGS, "bounded repr that never raises",
 };
 
-/* Compile helper.py into its namespace, once. */
-static bool
-helper_ready(char **why)
+PyObject *
+agent_py_namespace(const char *source, const char *name, char **why)
 {
 	PyObject *g, *code, *r, *fn, *builtins;
 
-	if (helper != NULL)
-		return true;
 	g = PyDict_New();
 	builtins = PyImport_ImportModule("builtins");
 	fn = PyCFunction_New(&fp_repr_def, NULL);
 	if (g == NULL || builtins == NULL || fn == NULL ||
 	    PyDict_SetItemString(g, "__builtins__", builtins) != 0 ||
-	    PyDict_SetItemString(g, "__name__", PyUnicode_FromString("_flight_profiler_agent")) != 0 ||
+	    PyDict_SetItemString(g, "__name__", PyUnicode_FromString(name)) != 0 ||
 	    PyDict_SetItemString(g, "__file__", PyUnicode_FromString(HELPER_FILE)) != 0 ||
 	    PyDict_SetItemString(g, "_fp_repr", fn) != 0)
 		goto fail;
-	code = Py_CompileString(helper_py_source, HELPER_FILE, Py_file_input);
+	code = Py_CompileString(source, HELPER_FILE, Py_file_input);
 	if (code == NULL)
 		goto fail;
 	r = PyEval_EvalCode(code, g, g);
@@ -211,15 +209,50 @@ helper_ready(char **why)
 	Py_DECREF(r);
 	Py_DECREF(builtins);
 	Py_DECREF(fn);
-	helper = g;
-	consoles = PyDict_New();
-	return true;
+	return g;
 fail:
 	*why = fmt_exception();
 	Py_XDECREF(g);
 	Py_XDECREF(builtins);
 	Py_XDECREF(fn);
-	return false;
+	return NULL;
+}
+
+json_t *
+agent_py_call_plain(PyObject *ns, const char *fn, PyObject *args, char **why)
+{
+	PyObject *f = PyDict_GetItemString(ns, fn), *r = NULL;
+	json_t *j = NULL;
+
+	r = f && args ? PyObject_CallObject(f, args) : NULL;
+	Py_XDECREF(args);
+	if (r != NULL) {
+		j = fmt_plain(r);
+		Py_DECREF(r);
+	} else {
+		*why = PyErr_Occurred() ? fmt_exception() : strdup("the agent helper has no such "
+		    "function");
+	}
+	PyErr_Clear();
+	return j;
+}
+
+/* Compile helper.py into its namespace, once. */
+static bool
+helper_ready(char **why)
+{
+	if (helper != NULL)
+		return true;
+	if ((helper = agent_py_namespace(helper_py_source, "_flight_profiler_agent", why)) == NULL)
+		return false;
+	consoles = PyDict_New();
+	return true;
+}
+
+PyObject *
+agent_py_helper(void)
+{
+	return helper;
 }
 
 /* Call helper function `name` with a new tuple of arguments (stolen). */
@@ -860,6 +893,7 @@ static const struct agent_command commands[] = {
 	{ "threads", do_threads, false },
 	{ "mem", agent_mem_run, false },
 	{ "watch", do_watch, true },
+	{ "torch", agent_torch_run, true },
 	{ "cancel", NULL, false },
 };
 
