@@ -120,8 +120,8 @@ def test_torch_on_a_training_loop(torch_python, launch, profiler, tmp_path):
         assert f.read().splitlines() == seen
 
 
-def test_torch_not_loaded(any_python, agent_target, profiler):
-    t = agent_target(any_python)
+def test_torch_not_loaded(python, agent_target, profiler):
+    t = agent_target(python)
     for cmd in ("torch modules", "torch profile __main__ main", "torch memory -s"):
         r = profiler.cmd(t.pid, cmd)
         assert r.code != EXIT_OK
