@@ -133,22 +133,30 @@ torchhelper_ready(char **why)
 	return true;
 }
 
-/* run(action, spec_json, cancelled, event) in torchhelper.py, as plain JSON. */
+/*
+ * run(action, spec_json, key, cancelled, event) in torchhelper.py, as plain
+ * JSON; then cleanup(key), as watch does: an interrupt (a cancel, a client
+ * gone) that landed in run's own cleanup must not leave a hook behind.
+ */
 static json_t *
 call_run(struct agent_job *job, const char *action, char **why)
 {
 	PyObject *cap, *can = NULL, *ev = NULL, *args = NULL;
-	char *spec = json_dumps(job->args, JSON_COMPACT);
+	char *spec = json_dumps(job->args, JSON_COMPACT), *late = NULL;
 	json_t *r = NULL;
 
 	if ((cap = PyCapsule_New(job, "fp.torch", NULL)) != NULL &&
 	    (can = PyCFunction_New(&cancelled_def, cap)) != NULL &&
 	    (ev = PyCFunction_New(&event_def, cap)) != NULL && spec != NULL)
-		args = Py_BuildValue("(ssOO)", action, spec, can, ev);
+		args = Py_BuildValue("(ss(KK)OO)", action, spec, (unsigned long long)job->conn,
+		    (unsigned long long)job->id, can, ev);
 	if (args != NULL)
 		r = agent_py_call_plain(torchhelper, "run", args, why);
 	else
 		*why = PyErr_Occurred() ? fmt_exception() : strdup("out of memory");
+	json_decref(agent_py_call_plain(torchhelper, "cleanup", Py_BuildValue("((KK))",
+	    (unsigned long long)job->conn, (unsigned long long)job->id), &late));
+	free(late);
 	Py_XDECREF(ev);
 	Py_XDECREF(can);
 	Py_XDECREF(cap);

@@ -21,6 +21,9 @@ _MAX_MODULES = 5000     # modules one `torch modules` hooks at most
 _NOT_LOADED = "torch is not loaded in this process (it never imported torch; we do not import it)"
 
 
+_live = {}              # request key -> what removes its hooks (cleanup())
+
+
 class TorchError(Exception):
     """A request that cannot run: the message says why, for the client."""
 
@@ -110,6 +113,7 @@ def _one_call(spec, start, finish, cancelled, event, what):
                          oc.enter, oc.leave)
     except h["WatchError"] as e:
         raise TorchError(str(e))
+    _live[spec["_key"]] = lambda: h["unobserve"](w)
     label = ".".join(p for p in (spec["module"], spec.get("class"), spec["method"]) if p)
     timeout = spec.get("timeout", 60)
     try:
@@ -122,7 +126,7 @@ def _one_call(spec, start, finish, cancelled, event, what):
                 break
             _sleep(_WAIT_STEP)
     finally:
-        h["unobserve"](w)
+        cleanup(spec["_key"])
     if oc.state == "waiting" and not cancelled():
         raise TorchError("%s was not called within %g s: nothing %s; the hook is removed"
                          % (label, timeout, what))
@@ -419,10 +423,9 @@ def _memory_source(torch):
     return (lambda: None), "none (no CUDA, and this libc has no mallinfo2)"
 
 
-def _install_modules(run, trees, filt):
+def _install_modules(run, trees, filt, handles):
     """Hook every module of every tree (the main root always, for the
-    steps); the list of handles to remove."""
-    handles = []
+    steps), the handles to remove into handles; how many were hooked."""
     main = trees[0][0]
     handles.append(main.register_forward_pre_hook(run.root_pre))
     seen = set()
@@ -443,7 +446,7 @@ def _install_modules(run, trees, filt):
                 count += 1
             except BaseException:
                 continue
-    return handles, count
+    return count
 
 
 def modules(spec, cancelled, event):
@@ -465,8 +468,18 @@ def modules(spec, cancelled, event):
     mainname = type(main).__name__
     timeout = spec.get("timeout", 60)
     handles = []
+
+    def remove():
+        run.active = False
+        for h in handles:
+            try:
+                h.remove()
+            except BaseException:
+                pass
+        run.drop_tensor_hooks()
+    _live[spec["_key"]] = remove
     try:
-        handles, count = _install_modules(run, trees, filt)
+        count = _install_modules(run, trees, filt, handles)
         if count == 0:
             raise TorchError("no module name matches --filter %s" % spec["filter"])
         event({"waiting": mainname, "timeout": timeout, "what": "steps", "modules": count,
@@ -475,13 +488,7 @@ def modules(spec, cancelled, event):
         while run.active and not cancelled() and _ns() < deadline:
             _sleep(_WAIT_STEP)
     finally:
-        run.active = False
-        for h in handles:
-            try:
-                h.remove()
-            except BaseException:
-                pass
-        run.drop_tensor_hooks()
+        cleanup(spec["_key"])
     done = len(run.step_ns)
     if done == 0 and not cancelled():
         raise TorchError("no step completed within %g s (a step is one call of %s, the "
@@ -507,12 +514,21 @@ def modules(spec, cancelled, event):
 _ACTIONS = {"profile": profile, "memory": memory, "modules": modules}
 
 
-def run(action, spec_json, cancelled, event):
-    """One torch request (its arguments as JSON text): plain data;
-    {"error": ...} when it cannot run."""
+def cleanup(key):
+    """Remove the hooks of request key, if any are left: called by run()
+    and again by C after it (an interrupt may land in run's own cleanup)."""
+    fn = _live.pop(key, None)
+    if fn is not None:
+        fn()
+
+
+def run(action, spec_json, key, cancelled, event):
+    """One torch request (its arguments as JSON text, key naming it for
+    cleanup()): plain data; {"error": ...} when it cannot run."""
     try:
         import json
         spec = json.loads(spec_json)
+        spec["_key"] = key
         fn = _ACTIONS.get(action)
         if fn is None:
             return {"error": "torch: the action is profile, memory or modules"}

@@ -13,7 +13,7 @@ import time
 
 import pytest
 
-from conftest import EXIT_OK
+from conftest import BINARY, EXIT_OK
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TORCH_TARGET = os.path.join(HERE, "targets", "torch_target.py")
@@ -95,6 +95,23 @@ def check_profile(profiler, pid, tmp_path):
     assert hooks_left(profiler, pid) == 0
 
 
+def check_client_killed(profiler, pid):
+    """A client killed while torch modules waits: the agent removes the hooks."""
+    p = subprocess.Popen([BINARY, str(pid), "--cmd", "torch modules -n 100000"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert "modules hooked" in p.stdout.readline()
+        assert hooks_left(profiler, pid) > 0
+    finally:
+        p.kill()
+        p.communicate()
+    for _ in range(100):
+        if hooks_left(profiler, pid) == 0:
+            break
+        time.sleep(0.1)
+    assert hooks_left(profiler, pid) == 0
+
+
 def test_torch_on_a_training_loop(torch_python, launch, profiler, tmp_path):
     losses, stop = tmp_path / "losses", tmp_path / "stop"
     t = launch(TORCH_TARGET, torch_python, expect_exit=True,
@@ -108,6 +125,7 @@ def test_torch_on_a_training_loop(torch_python, launch, profiler, tmp_path):
     assert not snap.exists()
     check_modules(profiler, t.pid)
     check_profile(profiler, t.pid, tmp_path)
+    check_client_killed(profiler, t.pid)
     stop.touch()
     assert t.proc.wait(timeout=60) == 0
     with open(losses) as f:
