@@ -321,6 +321,7 @@ class _ModulesRun(object):
         self.open = {}          # id(module) -> [(t0, mem0)] of calls in flight
         self.pending = []       # backward calls of this step: [name, t_start, t_end, m0, m1]
         self.tensor_handles = []
+        self.bare_params = {}   # id -> parameter that had no hook dict before ours
 
     def stat(self, name, stage):
         s = self.stats.get((name, stage))
@@ -343,6 +344,14 @@ class _ModulesRun(object):
         for h in hs:
             try:
                 h.remove()
+            except BaseException:
+                pass
+        # A parameter is as it was: no hook dict at all, not an empty one.
+        ps, self.bare_params = self.bare_params, {}
+        for p in ps.values():
+            try:
+                if not p._backward_hooks:
+                    p._backward_hooks = None
             except BaseException:
                 pass
 
@@ -393,6 +402,9 @@ class _ModulesRun(object):
         ins = _tensors(inputs, torch, [])
         if not ins:
             ins = [p for p in own_params() if p.requires_grad]
+            for p in ins:
+                if p._backward_hooks is None:
+                    self.bare_params[id(p)] = p
         memfn = self.memfn
         rec = [name, 0, 0, None, None]
 

@@ -44,7 +44,7 @@ def hooks_left():
     for m in MODEL.modules():
         n += len(m._forward_hooks) + len(m._forward_pre_hooks) + len(m._backward_hooks)
     for p in MODEL.parameters():
-        n += len(p._backward_hooks or {})
+        n += p._backward_hooks is not None   # not even an empty dict
     for name in ("forward", "never_called"):
         n += bool(getattr(Model.__dict__[name], "_fp_watch", False))
     return n
