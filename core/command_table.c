@@ -657,7 +657,7 @@ static const struct cmd_option torch_memory_options[] = {
 	NESTED_OPTION,
 	FILEPATH_OPTION("where to write the snapshot, for pytorch.org/memory_viz",
 	    "snapshot.pickle"),
-	TORCH_TIMEOUT_OPTION("with -r, the method is not called"),
+	TORCH_TIMEOUT_OPTION("(with -r) the method is not called"),
 };
 
 static int
