@@ -163,7 +163,11 @@ def profile(spec, cancelled, event):
     oc = _one_call(spec, start, finish, cancelled, event, "was profiled")
     if oc.result is None:
         return {"cancelled": True}
-    oc.result.export_chrome_trace(path)
+    try:
+        oc.result.export_chrome_trace(path)
+    except OSError as e:
+        raise TorchError("the call was profiled, but its trace could not be written to %s: %s"
+                         % (path, e.strerror or e))
     import os
     return {"file": path, "bytes": os.path.getsize(path), "cuda": cuda,
             "call_ms": (oc.t1 - oc.t0) / 1e6, "method": oc.label, "exception": oc.exc,
@@ -203,8 +207,11 @@ def _record_history(torch, on):
 
 def _write_pickle(obj, path):
     import pickle
-    with open(path, "wb") as f:
-        pickle.dump(obj, f)
+    try:
+        with open(path, "wb") as f:
+            pickle.dump(obj, f)
+    except OSError as e:
+        raise TorchError("the snapshot could not be written to %s: %s" % (path, e.strerror or e))
     import os
     return os.path.getsize(path)
 
