@@ -52,6 +52,28 @@ static const long safe_syscalls[] = {
 	SYS_wait4,
 };
 
+/*
+ * A thread waiting on a Python lock: futex(FUTEX_WAIT or FUTEX_WAIT_BITSET)
+ * reached from PyThread_acquire_lock_timed through libc's semaphore or
+ * condition-variable wait alone (stack_unsafe() checks the stack).  Such a
+ * thread holds no libc or loader lock -- it waits for a lock of Python's,
+ * as a sleeping thread waits for time -- and it is where an idle program
+ * (Event.wait, Queue.get, Thread.join, Lock.acquire) spends its life.
+ * Other futex waits (malloc's arena lock, the loader's lock) are refused.
+ */
+#define FUTEX_CMD_MASK		0x7f	/* without PRIVATE and CLOCK_REALTIME */
+#define FUTEX_WAIT_CMD		0
+#define FUTEX_WAIT_BITSET_CMD	9
+#define MAX_LIBC_UNDER_LOCK	6	/* wrapper, futex helper, sem/cond wait */
+
+static bool
+is_futex_wait(const struct user_regs_struct *r)
+{
+	return (int64_t)r->orig_rax == SYS_futex &&
+	    ((r->rsi & FUTEX_CMD_MASK) == FUTEX_WAIT_CMD ||
+	    (r->rsi & FUTEX_CMD_MASK) == FUTEX_WAIT_BITSET_CMD);
+}
+
 /* Why a thread was not a safe point, for the final message. */
 struct verdicts {
 	struct sbuf why;
@@ -126,17 +148,28 @@ stack_pcs(const struct target *tg, pid_t tid, uint64_t *pcs, size_t max)
  * why not.
  */
 static const char *
-stack_unsafe(const struct target *tg, pid_t tid, bool in_syscall)
+stack_unsafe(const struct target *tg, pid_t tid, bool in_syscall,
+    bool lock_wait)
 {
 	uint64_t pcs[MAX_FRAMES_CHECKED];
 	size_t n, i, k;
 
 	n = stack_pcs(tg, tid, pcs, FP_NELEM(pcs));
+	if (n == 0 && lock_wait)
+		return "it waits on a futex and its stack could not be read";
 	for (i = 0; i < n; i++)
 		if (classify(tg, pcs[i]) == FRAME_LDSO)
 			return "it is inside the dynamic loader";
 	i = 0;
-	if (in_syscall)
+	if (lock_wait) {
+		while (i < n && i < MAX_LIBC_UNDER_LOCK &&
+		    classify(tg, pcs[i]) == FRAME_LIBC)
+			i++;
+		if (i == 0 || i == n || pcs[i] < tg->lock_wait.start ||
+		    pcs[i] >= tg->lock_wait.end)
+			return "it waits on a futex that is not a Python lock's";
+		i++;
+	} else if (in_syscall)
 		while (i < n && i < 3 && classify(tg, pcs[i]) == FRAME_LIBC)
 			i++;
 	for (; i < n; i++) {
@@ -470,7 +503,7 @@ attempt(const struct target *tg, pid_t tid, bool want_syscall,
 	struct user_regs_struct r;
 	unsigned char insn[2];
 	const char *why = NULL;
-	bool job_stopped, in_syscall = false;
+	bool job_stopped, in_syscall = false, lock_wait = false;
 	int32_t state;
 	uint64_t stop_deadline;
 	char *msg = NULL;
@@ -509,7 +542,9 @@ attempt(const struct target *tg, pid_t tid, bool want_syscall,
 		goto not_safe;
 	}
 
-	if ((int64_t)r.orig_rax >= 0 && is_safe_syscall((long)r.orig_rax) &&
+	lock_wait = tg->lock_wait.end != 0 && is_futex_wait(&r);
+	if ((int64_t)r.orig_rax >= 0 &&
+	    (is_safe_syscall((long)r.orig_rax) || lock_wait) &&
 	    !(tg->have_ldso && module_contains(&tg->ldso, r.rip)) &&
 	    mem_read(tg->pid, r.rip - 2, insn, 2) == 0 &&
 	    insn[0] == 0x0f && insn[1] == 0x05)
@@ -519,7 +554,8 @@ attempt(const struct target *tg, pid_t tid, bool want_syscall,
 		    "it was stopped outside Python's own code";
 		goto not_safe;
 	}
-	if ((why = stack_unsafe(tg, tid, in_syscall)) != NULL)
+	if ((why = stack_unsafe(tg, tid, in_syscall, lock_wait && in_syscall))
+	    != NULL)
 		goto not_safe;
 	/* Nobody may be in the middle of loading or unloading a library. */
 	if (mem_read(tg->pid, tg->r_debug + R_DEBUG_STATE_OFF, &state,
@@ -679,7 +715,7 @@ inject_search(const struct target *tg, const char *lib, const char *symbol,
 	pid_t *tids = NULL, *order = NULL;
 	bool *syscall_ok = NULL;
 	unsigned round = 0;
-	size_t n = 0, i, norder;
+	size_t n = 0, i, k, norder;
 	char *summary;
 	int rc = FP_ERR;
 
@@ -701,22 +737,25 @@ inject_search(const struct target *tg, const char *lib, const char *symbol,
 		norder = 0;
 		/*
 		 * Threads blocked in an allow-listed system call first (read
-		 * before stopping anything), then running threads, which are
-		 * safe when interrupted in Python's own code.
+		 * before stopping anything), then those waiting in a futex
+		 * (safe if it is a Python lock's: the stack says), then
+		 * running threads, which are safe when interrupted in
+		 * Python's own code.
 		 */
-		for (i = 0; i < n; i++) {
-			long nr;
-			uint64_t a0;
+		for (k = 0; k < 2; k++)
+			for (i = 0; i < n; i++) {
+				long nr;
+				uint64_t a0;
 
-			if (procfs_thread_syscall(tg->pid, tids[i], &nr, &a0) &&
-			    is_safe_syscall(nr)) {
-				syscall_ok[norder] = true;
-				order[norder++] = tids[i];
+				if (procfs_thread_syscall(tg->pid, tids[i], &nr,
+				    &a0) && (k == 0 ? is_safe_syscall(nr) :
+				    nr == SYS_futex && tg->lock_wait.end != 0)) {
+					syscall_ok[norder] = true;
+					order[norder++] = tids[i];
+				}
 			}
-		}
 		for (i = 0; i < n; i++) {
 			struct proc_thread_stat st;
-			size_t k;
 
 			/*
 			 * A thread may have left its system call since: it is

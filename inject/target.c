@@ -315,6 +315,28 @@ find_r_debug(pid_t pid, struct target *tg)
 	return 0;
 }
 
+/*
+ * Where Python waits on its locks: PyThread_acquire_lock_timed, exported
+ * (the extension ABI) even by a stripped executable.
+ */
+static void
+find_lock_wait(struct target *tg)
+{
+	const struct module *m[2] = { &tg->libpython, &tg->exe };
+	const bool have[2] = { tg->have_libpython, tg->have_exe };
+	uint64_t value, size;
+	size_t i;
+
+	for (i = 0; i < 2; i++)
+		if (have[i] && elf_image_dynsym(m[i]->img,
+		    "PyThread_acquire_lock_timed", &value, &size) && size > 0 &&
+		    value != 0) {
+			tg->lock_wait.start = m[i]->bias + value;
+			tg->lock_wait.end = tg->lock_wait.start + size;
+			return;
+		}
+}
+
 void
 target_free(struct target *tg)
 {
@@ -455,6 +477,7 @@ target_open(pid_t pid, struct target *tg, char **cause)
 		    (int)pid);
 		goto out;
 	}
+	find_lock_wait(tg);
 	/* Without an unwinder only the instruction pointer is checked. */
 	(void)unwinder_open(pid, &tg->unw, NULL);
 	rc = FP_OK;

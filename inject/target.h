@@ -37,6 +37,11 @@ struct target {
 	bool private_dlopen;	/* __libc_dlopen_mode: no dlerror */
 	uint64_t syscall_insn;	/* a `syscall` instruction in libc text */
 	uint64_t r_debug;	/* &_r_debug, or 0 if not found */
+	/*
+	 * PyThread_acquire_lock_timed() as mapped (exe or libpython), where a
+	 * thread waits on a Python lock in a futex; end 0 if not found.
+	 */
+	struct range lock_wait;
 	struct unwinder *unw;	/* NULL: stack checks skipped */
 };
 

@@ -145,11 +145,30 @@ re.match(r"(a+)+$", "a" * 29 + "b")
 print("done", flush=True)
 ''',
     "locked": r'''
-import threading
+import signal, sys, threading, time
+# Every thread waits on a Python lock: the main one with no timeout (until
+# SIGUSR1's handler releases it), the other in Event.wait(timeout).
 lock = threading.Lock()
 lock.acquire()
+signal.signal(signal.SIGUSR1, lambda *a: lock.release())
+def timed():
+    t = time.monotonic()
+    got = threading.Event().wait(float(sys.argv[1]))
+    print("timed %s %.3f" % (got, time.monotonic() - t), flush=True)
+threading.Thread(target=timed).start()
 print("ready", flush=True)
 lock.acquire()
+print("acquired", flush=True)
+''',
+    "cmutex": r'''
+import ctypes
+# The main thread blocks for good in a futex reached through libffi and
+# libc's pthread_mutex_lock: not a Python lock, and the only thread.
+libc = ctypes.CDLL(None)
+m = ctypes.create_string_buffer(64)    # zeros: PTHREAD_MUTEX_INITIALIZER
+libc.pthread_mutex_lock(m)
+print("ready", flush=True)
+libc.pthread_mutex_lock(m)
 ''',
     "signals": r'''
 import os, signal, sys, threading, time
@@ -792,14 +811,41 @@ def test_sigstop(ident, exe):
         t.kill()
 
 
+def test_locked(ident, exe):
+    """A program whose threads all wait on Python locks (Lock.acquire,
+    Event.wait with a timeout) is injected through one of those waits, and
+    the waits go on as before: the timed one neither ends early nor
+    wakes, the other still takes its lock when it is released."""
+    name = "%s Python lock waits" % ident
+    t = Target(exe, "locked", 1.5)
+    try:
+        ok(wait_syscall(t.pid, ("202",)), name + ": waiting in futex",
+           main_syscall(t.pid))
+        rc, msg = do_inject(name, t)
+        check_after(name, t)
+        line = t.wait_line("timed", 10)
+        ok(line is not None and line.split()[1] == "False" and
+           float(line.split()[2]) >= 1.5,
+           "%s: the timed wait runs its course" % name, line)
+        os.kill(t.pid, signal.SIGUSR1)
+        ok(t.wait_line("acquired", 10) is not None,
+           "%s: the lock is still taken when released" % name, t.lines())
+        ok(t.lines() == ["ready", line, "acquired"],
+           "%s: stdout only its own" % name, t.lines())
+    finally:
+        t.kill()
+
+
 def test_nosafe(ident, exe):
-    """A thread blocked in futex is never a safe point: fail clearly."""
+    """A thread blocked in a futex that is not a Python lock's (here libc's
+    mutex through ctypes) is never a safe point: fail clearly."""
     name = "%s no safe point" % ident
-    t = Target(exe, "locked")
+    t = Target(exe, "cmutex")
     try:
         wait_syscall(t.pid, ("202",))
         rc, msg, wall = inject(t.pid, outfile(name), 1000)
-        ok(rc == 1 and "safe point in " in msg and wall < 3,
+        ok(rc == 1 and "safe point in " in msg and wall < 3 and
+           "not a Python lock" in msg,
            "%s: fails clearly after the timeout" % name, msg)
         # The time it says is the time it waited (the search ends before
         # the timeout), in seconds: never the timeout in ms.
@@ -944,6 +990,7 @@ def main():
              ("storm", lambda i, e: test_signal_storm(
                  i, e, 50 if i in (pys[0][0], pys[-1][0]) else 10)),
              ("errors", test_errors), ("nosafe", test_nosafe),
+             ("locked", test_locked),
              ("rescue", test_rescue),
              ("rescue_after_resume", lambda i, e: test_rescue(i, e, 200))]
     # For debugging: FP_INJECT_ONLY="cp311_2 sleep xstate" runs a subset.
