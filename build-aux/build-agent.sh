@@ -26,6 +26,7 @@ embed() {
 embed helper
 embed memhelper
 embed torchhelper
+embed tracehelper
 # shellcheck disable=SC2086
 $cc -std=gnu11 -shared -fPIC -fvisibility=hidden -Wno-deprecated-declarations \
 	$cflags -DFP_AGENT_BUILD="\"cp3$minor $2 $(date -u +%Y-%m-%d)\"" \
@@ -36,6 +37,7 @@ $cc -std=gnu11 -shared -fPIC -fvisibility=hidden -Wno-deprecated-declarations \
 	"$src/inject/agent/format.c" "$src/core/protocol.c" \
 	"$src/inject/agent/mem.c" "$src/inject/agent/memscan.c" \
 	"$src/inject/agent/torch.c" \
+	"$src/inject/agent/trace.c" \
 	-Wl,--version-script="$src/inject/agent/agent.map" \
 	-Wl,-rpath,'$ORIGIN' -pthread $libs
 mv "$out.tmp" "$out"

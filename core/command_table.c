@@ -361,7 +361,7 @@ static struct cmd_spec cmd_trace = {
 	.summary = "where the time inside a call goes: its call tree with each call's cost",
 	.params = observed_params, .nparams = FP_NELEM(observed_params),
 	.options = trace_options, .noptions = FP_NELEM(trace_options),
-	.flags = CMD_PLANNED,
+	.run = runner_cmd_trace,
 };
 
 static const struct cmd_option tt_options[] = {

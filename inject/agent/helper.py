@@ -446,8 +446,14 @@ def _make_wrapper(w, fn, label, bound, hooks=None):
             stack, args, kwargs, t0 = st
             put(t0, _ns() - t0, args, kwargs, ret, exc, stack)
 
+    # An observer of its own: hooks=(enter, leave) given (torch), or
+    # w.make_hooks(fn, label, bound) -> (enter, leave) (trace).
+    custom = getattr(w, "make_hooks", None)
     if hooks is not None:
         enter, leave = hooks
+    elif custom is not None:
+        enter, leave = custom(fn, label, bound)
+
     # Three bodies because `await` and `yield from` are syntax: the cost of
     # a coroutine or generator covers its whole run, not its creation.
     import inspect
@@ -475,7 +481,7 @@ def _make_wrapper(w, fn, label, bound, hooks=None):
                 raise
             leave(st, r, None)
             return r
-    elif not w.before and not w.stack and hooks is None:
+    elif not w.before and not w.stack and hooks is None and custom is None:
         # The common case, inlined: no call of ours but the clock's.
         def wrapper(*args, **kwargs):
             if not w.active:
@@ -632,6 +638,9 @@ def _remove(w):
     """Put every original back: the attribute is the very object it was.
     If the application replaced our wrapper meanwhile, theirs stays."""
     w.active = False
+    on_remove = getattr(w, "on_remove", None)
+    if on_remove is not None:
+        on_remove()
     while w.installs:
         owner, name, raw, put, created = w.installs.pop()
         try:

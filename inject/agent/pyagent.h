@@ -45,6 +45,9 @@ json_t *fmt_repr(PyObject *obj, size_t max);
 json_t *fmt_str(PyObject *s, size_t max, bool *cut);
 /* Plain data (dict with str keys, list, tuple, str, int, float, bool, None) as JSON. */
 json_t *fmt_plain(PyObject *obj);
+/* Compile source as file and run it in namespace ns (a dict); false with
+ * the Python error set. */
+bool agent_py_exec(PyObject *ns, const char *source, const char *file);
 /* "TypeName: message" of the current exception, which is cleared; malloc'd. */
 char *fmt_exception(void);
 

@@ -20,7 +20,9 @@
 #include "inject/agent/agent.h"
 #include "inject/agent/mem.h"
 #include "inject/agent/torch.h"
+#include "inject/agent/trace.h"
 #include "helper_py.h"		/* generated from helper.py: helper_py_source */
+#include "tracehelper_py.h"	/* generated from tracehelper.py */
 
 #define HELPER_FILE "<flight_profiler agent>"
 #define OUTPUT_LIMIT (1 << 20)	/* characters of output kept per statement */
@@ -150,6 +152,14 @@ arg_int(json_t *args, const char *key, long long dflt)
 	return json_is_integer(v) ? json_integer_value(v) : dflt;
 }
 
+static double
+arg_num(json_t *args, const char *key, double dflt)
+{
+	json_t *v = json_object_get(args, key);
+
+	return json_is_number(v) ? json_number_value(v) : dflt;
+}
+
 static bool
 arg_bool(json_t *args, const char *key)
 {
@@ -185,10 +195,23 @@ static PyMethodDef fp_repr_def = {
 	"_fp_repr", py_fp_repr, METH_VARARGS, "bounded repr that never raises",
 };
 
+bool
+agent_py_exec(PyObject *ns, const char *source, const char *file)
+{
+	PyObject *code = Py_CompileString(source, file, Py_file_input), *r;
+
+	if (code == NULL)
+		return false;
+	r = PyEval_EvalCode(code, ns, ns);
+	Py_DECREF(code);
+	Py_XDECREF(r);
+	return r != NULL;
+}
+
 PyObject *
 agent_py_namespace(const char *source, const char *name, char **why)
 {
-	PyObject *g, *code, *r, *fn, *builtins;
+	PyObject *g, *fn, *builtins;
 
 	g = PyDict_New();
 	builtins = PyImport_ImportModule("builtins");
@@ -197,16 +220,9 @@ agent_py_namespace(const char *source, const char *name, char **why)
 	    PyDict_SetItemString(g, "__builtins__", builtins) != 0 ||
 	    PyDict_SetItemString(g, "__name__", PyUnicode_FromString(name)) != 0 ||
 	    PyDict_SetItemString(g, "__file__", PyUnicode_FromString(HELPER_FILE)) != 0 ||
-	    PyDict_SetItemString(g, "_fp_repr", fn) != 0)
+	    PyDict_SetItemString(g, "_fp_repr", fn) != 0 ||
+	    !agent_py_exec(g, source, HELPER_FILE))
 		goto fail;
-	code = Py_CompileString(source, HELPER_FILE, Py_file_input);
-	if (code == NULL)
-		goto fail;
-	r = PyEval_EvalCode(code, g, g);
-	Py_DECREF(code);
-	if (r == NULL)
-		goto fail;
-	Py_DECREF(r);
 	Py_DECREF(builtins);
 	Py_DECREF(fn);
 	return g;
@@ -237,14 +253,22 @@ agent_py_call_plain(PyObject *ns, const char *fn, PyObject *args, char **why)
 	return j;
 }
 
-/* Compile helper.py into its namespace, once. */
+/* Compile helper.py, and tracehelper.py beside it, into one namespace, once. */
 static bool
 helper_ready(char **why)
 {
+	PyObject *g;
+
 	if (helper != NULL)
 		return true;
-	if ((helper = agent_py_namespace(helper_py_source, "_flight_profiler_agent", why)) == NULL)
+	if ((g = agent_py_namespace(helper_py_source, "_flight_profiler_agent", why)) == NULL)
 		return false;
+	if (!agent_trace_export(g) || !agent_py_exec(g, tracehelper_py_source, HELPER_FILE)) {
+		*why = fmt_exception();
+		Py_DECREF(g);
+		return false;
+	}
+	helper = g;
 	consoles = PyDict_New();
 	return true;
 }
@@ -727,6 +751,8 @@ struct watch_sink {
 	struct agent_job *job;	/* alive while watch_run runs */
 	int depth;
 	bool raw, verbose;
+	long long interval_ns;	/* trace: inner calls shorter are hidden */
+	int max_depth;		/* trace: levels shown below the entry, 0: all */
 };
 
 static void
@@ -765,7 +791,8 @@ watch_value(const struct watch_sink *w, PyObject *item)
 	return v;
 }
 
-/* record(meta, values): one event of the watch request. */
+/* record(meta, values): one event of the watch request; for trace, values
+ * is the finished recorder and becomes the "tree". */
 static PyObject *
 py_watch_record(PyObject *self, PyObject *args)
 {
@@ -774,9 +801,20 @@ py_watch_record(PyObject *self, PyObject *args)
 	json_t *data, *vals;
 	Py_ssize_t i;
 
-	if (w == NULL || !PyArg_ParseTuple(args, "O!O!", &PyDict_Type, &meta, &PyList_Type, &values))
+	if (w == NULL || !PyArg_ParseTuple(args, "O!O", &PyDict_Type, &meta, &values))
 		return NULL;
 	data = fmt_plain(meta);
+	if (agent_trace_is_recorder(values)) {
+		json_object_set_new(data, "tree", agent_trace_tree(values, w->interval_ns,
+		    w->max_depth));
+		agent_send(w->job->conn, proto_new_event(w->job->id, data));
+		Py_RETURN_NONE;
+	}
+	if (!PyList_Check(values)) {
+		json_decref(data);
+		PyErr_SetString(PyExc_TypeError, "record: values must be a list");
+		return NULL;
+	}
 	vals = json_array();
 	for (i = 0; i < PyList_GET_SIZE(values); i++) {
 		item = PyList_GET_ITEM(values, i);
@@ -807,7 +845,8 @@ static json_t *
 watch_spec(json_t *args)
 {
 	static const char *const keys[] = { "module", "class", "method", "expr", "filter", "nested",
-	    "exception", "success", "before", "stack", "regex", "limit" };
+	    "exception", "success", "before", "stack", "regex", "limit", "entrance_ms",
+	    "max_depth" };
 	json_t *spec = json_object();
 	size_t i;
 
@@ -830,28 +869,31 @@ json_to_py(json_t *j)
 	return r;
 }
 
+/* watch and trace: helper function run(conn, id, spec, record, cancelled). */
 static json_t *
-do_watch(struct agent_job *job)
+do_observe(struct agent_job *job, const char *run)
 {
 	struct watch_sink *w;
 	PyObject *cap = NULL, *rec = NULL, *can = NULL, *spec = NULL, *r = NULL;
 	json_t *end = NULL, *data, *s;
 
 	if (arg_str(job->args, "module") == NULL || arg_str(job->args, "method") == NULL)
-		return proto_new_end_error(job->id, "usage", "watch needs a module and a method");
+		return end_errorf(job->id, "usage", "%s needs a module and a method", job->cmd);
 	if ((w = calloc(1, sizeof *w)) == NULL)
 		return proto_new_end_error(job->id, "internal", "out of memory");
 	w->job = job;
 	w->depth = (int)arg_int(job->args, "depth", 1);
 	w->raw = arg_bool(job->args, "raw");
 	w->verbose = arg_bool(job->args, "verbose");
+	w->interval_ns = (long long)(arg_num(job->args, "interval_ms", 0) * 1e6);
+	w->max_depth = (int)arg_int(job->args, "max_depth", 0);
 	if ((cap = PyCapsule_New(w, "fp.watch", watch_sink_free)) == NULL)
 		free(w);
 	s = watch_spec(job->args);
 	if (cap != NULL && (rec = PyCFunction_New(&watch_record_def, cap)) != NULL &&
 	    (can = PyCFunction_New(&watch_cancelled_def, cap)) != NULL &&
 	    (spec = json_to_py(s)) != NULL)
-		r = helper_call("watch_run", Py_BuildValue("(KKOOO)", (unsigned long long)job->conn,
+		r = helper_call(run, Py_BuildValue("(KKOOO)", (unsigned long long)job->conn,
 		    (unsigned long long)job->id, spec, rec, can));
 	json_decref(s);
 	/* An interrupt that landed in the helper's own cleanup: remove again. */
@@ -871,12 +913,24 @@ do_watch(struct agent_job *job)
 	data = json_object_get(end, "data");
 	if (json_is_false(json_object_get(data, "ok"))) {
 		const char *m = json_string_value(json_object_get(data, "message"));
-		json_t *e = proto_new_end_error(job->id, "notfound", m ? m : "watch failed");
+		json_t *e = end_errorf(job->id, "notfound", "%s", m ? m : "watch failed");
 
 		json_decref(end);
 		end = e;
 	}
 	return end;
+}
+
+static json_t *
+do_watch(struct agent_job *job)
+{
+	return do_observe(job, "watch_run");
+}
+
+static json_t *
+do_trace(struct agent_job *job)
+{
+	return do_observe(job, "trace_run");
 }
 
 /*
@@ -894,6 +948,7 @@ static const struct agent_command commands[] = {
 	{ "mem", agent_mem_run, false },
 	{ "watch", do_watch, true },
 	{ "torch", agent_torch_run, true },
+	{ "trace", do_trace, true },
 	{ "cancel", NULL, false },
 };
 

@@ -196,7 +196,7 @@ def test_caps_are_the_commands_it_runs(python, agent_target, profiler, tmp_path)
     try:
         caps = s.hello()["caps"]
         assert caps == ["getglobal", "vmtool", "module", "execute", "console", "threads",
-                        "mem", "watch", "torch", "cancel"], caps
+                        "mem", "watch", "torch", "trace", "cancel"], caps
         for rid, cmd in enumerate(caps, 1):
             if cmd == "cancel":
                 continue
@@ -205,7 +205,7 @@ def test_caps_are_the_commands_it_runs(python, agent_target, profiler, tmp_path)
         for i in range(1, WORKERS + 1):
             s.send({"t": "req", "id": 100 + i, "cmd": "execute", "args": {"code": statement(gate)}})
         sync(s, 200)
-        for rid, cmd in ((300, "cancel"), (301, "trace"), (302, "x" * 500)):
+        for rid, cmd in ((300, "cancel"), (301, "nosuch"), (302, "x" * 500)):
             s.send({"t": "req", "id": rid, "cmd": cmd, "args": {}})
             e = ends(s, 1)[rid]
             assert not e["ok"] and e["kind"] == "usage", e

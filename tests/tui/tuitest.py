@@ -949,8 +949,8 @@ def help_and_keys(target, workdir):
         # command table: its grammar, its answers.
         for cmd, said in (("delay 0", "delay: seconds wants seconds from 0.1 to 3600, not '0'"),
                           ("theme a b", "theme: expected at most 1 argument, got 2"),
-                          ("trace __main__ f", "'trace' is a command of the guide that this "
-                           "build does not have yet")):
+                          ("monitor __main__ f", "'monitor' is a command of the guide that "
+                           "this build does not have yet")):
             s.tmux.keys(":")
             s.tmux.type(cmd)
             s.tmux.keys("Enter")

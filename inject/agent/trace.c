@@ -1,0 +1,542 @@
+/*
+ * trace — the call-tree recorder (see trace.h).  The hook runs on the
+ * observed thread for every call and return beneath the traced call, so it
+ * does the least it can: two clock reads, a walk over the current node's
+ * children and counters.  Names, lines and JSON come later, on the worker.
+ */
+#include "config.h"
+
+#include "inject/agent/trace.h"
+
+#include <frameobject.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define TRACE_STACK 256		/* frames followed; deeper ones are counted */
+#define TRACE_NODES 4000	/* distinct (callee, call site) per recorded call */
+#define REC_NAME "fp.trace.rec"
+#define SESSION_NAME "fp.trace.session"
+
+struct tsession {
+	volatile int stopped;	/* set by the worker or a disconnect */
+	int max_depth;		/* levels below the entry recorded; 0: all */
+};
+
+struct tnode {
+	PyObject *callee;	/* code object, or the C callable first seen */
+	const void *key;	/* what identifies the callee across calls */
+	int lasti;		/* call site: instruction offset in the parent, -1 */
+	int parent, child, last, next;
+	long long count, total, min, max;	/* ns */
+};
+
+struct tframe {
+	int node;		/* -1: not recorded (node cap) */
+	long long t0;
+	PyFrameObject *frame;	/* borrowed, alive while on the stack; NULL for C */
+};
+
+enum { REC_WAIT, REC_RUN, REC_DONE };
+
+struct trec {
+	PyObject *self;		/* the capsule: the profile object */
+	PyObject *session;	/* strong */
+	struct tsession *s;
+	PyObject *entry;	/* the traced code object, strong */
+	struct tnode *nodes;
+	int nnodes, cap;
+	struct tframe stack[TRACE_STACK];
+	int depth, extra, state;
+	bool hooked;
+	long long dropped;	/* calls not recorded: node cap */
+	long long cost;		/* of the entry call, ns */
+};
+
+static long long
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* The frame's code object, for identity only (the frame keeps it alive). */
+static PyObject *
+frame_code(PyFrameObject *f)
+{
+#if PY_VERSION_HEX >= 0x03090000
+	PyCodeObject *c = PyFrame_GetCode(f);
+
+	Py_DECREF(c);
+	return (PyObject *)c;
+#else
+	return (PyObject *)f->f_code;
+#endif
+}
+
+/* Offset in bytes of the instruction the frame is executing (a call). */
+static int
+frame_lasti(PyFrameObject *f)
+{
+#if PY_VERSION_HEX >= 0x030b0000
+	return PyFrame_GetLasti(f);
+#elif PY_VERSION_HEX >= 0x030a0000
+	return f->f_lasti * 2;	/* 3.10 counts code units */
+#else
+	return f->f_lasti;
+#endif
+}
+
+static PyFrameObject *
+frame_back(PyFrameObject *f)	/* borrowed */
+{
+#if PY_VERSION_HEX >= 0x03090000
+	PyFrameObject *b = PyFrame_GetBack(f);
+
+	Py_XDECREF(b);	/* f holds it */
+	return b;
+#else
+	return f->f_back;
+#endif
+}
+
+/* ---- recording (the observed thread) ---------------------------------------- */
+
+static int trace_event(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg);
+
+static void
+rec_unhook(struct trec *r)
+{
+	PyThreadState *ts = PyThreadState_Get();
+	PyObject *self = r->self;
+
+	if (!r->hooked)
+		return;
+	r->hooked = false;
+	if (ts->c_profilefunc == trace_event && ts->c_profileobj == self) {
+		Py_INCREF(self);	/* the interpreter drops its reference now */
+		PyEval_SetProfile(NULL, NULL);
+		PyErr_Clear();
+		Py_DECREF(self);
+	}
+}
+
+/* The child of parent for (key, lasti), added if new; -1 at the node cap. */
+static int
+rec_node(struct trec *r, int parent, const void *key, PyObject *callee, int lasti)
+{
+	struct tnode *n;
+	int i;
+
+	for (i = parent >= 0 ? r->nodes[parent].child : -1; i >= 0; i = r->nodes[i].next)
+		if (r->nodes[i].key == key && r->nodes[i].lasti == lasti)
+			return i;
+	if (r->nnodes == r->cap) {
+		int cap = r->cap ? r->cap * 2 : 64;
+		struct tnode *p;
+
+		if (r->cap >= TRACE_NODES || (p = realloc(r->nodes, cap * sizeof *p)) == NULL)
+			return -1;
+		r->nodes = p;
+		r->cap = cap;
+	}
+	i = r->nnodes++;
+	n = &r->nodes[i];
+	memset(n, 0, sizeof *n);
+	n->callee = callee;
+	Py_INCREF(callee);
+	n->key = key;
+	n->lasti = lasti;
+	n->parent = parent;
+	n->child = n->last = n->next = -1;
+	n->min = -1;
+	if (parent >= 0) {
+		if (r->nodes[parent].child < 0)
+			r->nodes[parent].child = i;
+		else
+			r->nodes[r->nodes[parent].last].next = i;
+		r->nodes[parent].last = i;
+	}
+	return i;
+}
+
+static void
+rec_push(struct trec *r, const void *key, PyObject *callee, int lasti, PyFrameObject *frame)
+{
+	struct tframe *top = r->depth ? &r->stack[r->depth - 1] : NULL;
+	int node = -1;
+
+	if (r->extra > 0 || r->depth == TRACE_STACK ||
+	    (r->s->max_depth > 0 && r->depth > r->s->max_depth)) {
+		r->extra++;
+		return;
+	}
+	if (top == NULL || top->node >= 0)
+		node = rec_node(r, top ? top->node : -1, key, callee, lasti);
+	if (node < 0)
+		r->dropped++;
+	r->stack[r->depth].node = node;
+	r->stack[r->depth].frame = frame;
+	r->stack[r->depth].t0 = now_ns();
+	r->depth++;
+}
+
+static void
+rec_pop(struct trec *r)
+{
+	struct tframe *f;
+	long long dt;
+
+	if (r->extra > 0) {
+		r->extra--;
+		return;
+	}
+	if (r->depth == 0)
+		return;
+	f = &r->stack[--r->depth];
+	dt = now_ns() - f->t0;
+	if (f->node >= 0) {
+		struct tnode *n = &r->nodes[f->node];
+
+		n->count++;
+		n->total += dt;
+		if (n->min < 0 || dt < n->min)
+			n->min = dt;
+		if (dt > n->max)
+			n->max = dt;
+	}
+	if (r->depth == 0) {
+		r->cost = dt;
+		r->state = REC_DONE;
+		rec_unhook(r);	/* nothing after the entry returned is ours */
+	}
+}
+
+/* A C callable's identity across calls: bound builtins are new objects each time. */
+static const void *
+c_key(PyObject *fn)
+{
+	if (PyCFunction_Check(fn))
+		return ((PyCFunctionObject *)fn)->m_ml;
+	return fn;
+}
+
+static int
+trace_event(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
+{
+	struct trec *r = PyCapsule_GetPointer(obj, REC_NAME);
+
+	if (r == NULL) {
+		PyErr_Clear();
+		return 0;
+	}
+	if (r->s->stopped) {
+		rec_unhook(r);
+		return 0;
+	}
+	switch (what) {
+	case PyTrace_CALL: {
+		PyObject *code = frame_code(frame);
+
+		if (r->state == REC_WAIT && code == r->entry) {
+			r->state = REC_RUN;
+			rec_push(r, code, code, -1, frame);
+		} else if (r->state == REC_RUN) {
+			struct tframe *top = &r->stack[r->depth - 1];
+			int lasti = r->extra == 0 && top->frame != NULL ? frame_lasti(top->frame) : -1;
+
+			rec_push(r, code, code, lasti, frame);
+		}
+		break;
+	}
+	case PyTrace_C_CALL:
+		if (r->state == REC_RUN && arg != NULL)
+			rec_push(r, c_key(arg), arg, frame != NULL ? frame_lasti(frame) : -1, NULL);
+		break;
+	case PyTrace_RETURN:
+	case PyTrace_C_RETURN:
+	case PyTrace_C_EXCEPTION:
+		if (r->state == REC_RUN)
+			rec_pop(r);
+		break;
+	default:
+		break;
+	}
+	return 0;
+}
+
+static void
+rec_free(PyObject *cap)
+{
+	struct trec *r = PyCapsule_GetPointer(cap, REC_NAME);
+	int i;
+
+	if (r == NULL)
+		return;
+	for (i = 0; i < r->nnodes; i++)
+		Py_DECREF(r->nodes[i].callee);
+	free(r->nodes);
+	Py_XDECREF(r->session);
+	Py_XDECREF(r->entry);
+	free(r);
+}
+
+static void
+session_free(PyObject *cap)
+{
+	free(PyCapsule_GetPointer(cap, SESSION_NAME));
+}
+
+/* _fp_trace_session(max_depth) */
+static PyObject *
+py_session(PyObject *self, PyObject *args)
+{
+	struct tsession *s;
+	PyObject *cap;
+	int max_depth;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "i", &max_depth))
+		return NULL;
+	if ((s = calloc(1, sizeof *s)) == NULL)
+		return PyErr_NoMemory();
+	s->max_depth = max_depth;
+	if ((cap = PyCapsule_New(s, SESSION_NAME, session_free)) == NULL)
+		free(s);
+	return cap;
+}
+
+/* Is the entry's frame already running (an observer called at its start)? */
+static PyFrameObject *
+running_entry(PyObject *code)
+{
+	PyFrameObject *f = PyEval_GetFrame();
+	int i;
+
+	for (i = 0; f != NULL && i < 4; i++, f = frame_back(f))
+		if (frame_code(f) == code)
+			return f;
+	return NULL;
+}
+
+/* _fp_trace_begin(session, code): hook this thread until the call of code returns. */
+static PyObject *
+py_begin(PyObject *self, PyObject *args)
+{
+	PyObject *scap, *code, *cap;
+	PyThreadState *ts = PyThreadState_Get();
+	PyFrameObject *in;
+	struct tsession *s;
+	struct trec *r;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "OO!", &scap, &PyCode_Type, &code) ||
+	    (s = PyCapsule_GetPointer(scap, SESSION_NAME)) == NULL)
+		return NULL;
+	/* Another profiler, or this very trace one level up (recursion). */
+	if (s->stopped || ts->c_profilefunc != NULL)
+		Py_RETURN_NONE;
+	if ((r = calloc(1, sizeof *r)) == NULL)
+		return PyErr_NoMemory();
+	if ((cap = PyCapsule_New(r, REC_NAME, rec_free)) == NULL) {
+		free(r);
+		return NULL;
+	}
+	r->self = cap;
+	r->s = s;
+	r->session = scap;
+	Py_INCREF(scap);
+	r->entry = code;
+	Py_INCREF(code);
+	if ((in = running_entry(code)) != NULL) {
+		r->state = REC_RUN;
+		rec_push(r, code, code, -1, in);
+	}
+	r->hooked = true;
+	PyEval_SetProfile(trace_event, cap);
+	if (PyErr_Occurred()) {	/* an audit hook refused sys.setprofile */
+		PyErr_Clear();
+		r->hooked = false;
+		Py_DECREF(cap);
+		Py_RETURN_NONE;
+	}
+	return cap;
+}
+
+/* _fp_trace_end(recorder): unhook; the entry's cost in ns, None if not seen whole. */
+static PyObject *
+py_end(PyObject *self, PyObject *cap)
+{
+	struct trec *r = PyCapsule_GetPointer(cap, REC_NAME);
+
+	(void)self;
+	if (r == NULL)
+		return NULL;
+	rec_unhook(r);
+	if (r->state == REC_RUN) {	/* cut short by a stop: close what is open */
+		while (r->depth > 0 && r->extra == 0)
+			rec_pop(r);
+		r->state = REC_DONE;
+	}
+	if (r->state != REC_DONE)
+		Py_RETURN_NONE;
+	return PyLong_FromLongLong(r->cost);
+}
+
+/* _fp_trace_stop(session) */
+static PyObject *
+py_stop(PyObject *self, PyObject *scap)
+{
+	struct tsession *s = PyCapsule_GetPointer(scap, SESSION_NAME);
+
+	(void)self;
+	if (s == NULL)
+		return NULL;
+	s->stopped = 1;
+	Py_RETURN_NONE;
+}
+
+static PyMethodDef trace_defs[] = {
+	{ "_fp_trace_session", py_session, METH_VARARGS, "a trace session" },
+	{ "_fp_trace_begin", py_begin, METH_VARARGS, "hook this thread for one call" },
+	{ "_fp_trace_end", py_end, METH_O, "unhook; the call's cost" },
+	{ "_fp_trace_stop", py_stop, METH_O, "stop every recorder of a session" },
+};
+
+bool
+agent_trace_export(PyObject *ns)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof trace_defs / sizeof trace_defs[0]; i++) {
+		PyObject *fn = PyCFunction_New(&trace_defs[i], NULL);
+
+		if (fn == NULL || PyDict_SetItemString(ns, trace_defs[i].ml_name, fn) != 0) {
+			Py_XDECREF(fn);
+			return false;
+		}
+		Py_DECREF(fn);
+	}
+	return true;
+}
+
+bool
+agent_trace_is_recorder(PyObject *obj)
+{
+	return PyCapsule_IsValid(obj, REC_NAME);
+}
+
+/* ---- the tree as JSON (the worker) -------------------------------------------- */
+
+static json_t *
+attr_text(PyObject *obj, const char *name)
+{
+	PyObject *v = PyObject_GetAttrString(obj, name);
+	json_t *j = NULL;
+
+	if (v != NULL && PyUnicode_Check(v))
+		j = fmt_str(v, 200, NULL);
+	Py_XDECREF(v);
+	PyErr_Clear();
+	return j;
+}
+
+static bool
+is_import_code(PyObject *callee)
+{
+	const char *file;
+
+	if (!PyCode_Check(callee) || !PyUnicode_Check(((PyCodeObject *)callee)->co_filename))
+		return false;
+	file = PyUnicode_AsUTF8(((PyCodeObject *)callee)->co_filename);
+	PyErr_Clear();
+	return file != NULL && strncmp(file, "<frozen importlib", 17) == 0;
+}
+
+/* name, file and definition line of the callee. */
+static void
+callee_json(json_t *o, PyObject *callee)
+{
+	json_t *name, *mod;
+
+	if (PyCode_Check(callee)) {
+		PyCodeObject *c = (PyCodeObject *)callee;
+
+		name = attr_text(callee, "co_qualname");	/* 3.11+ */
+		json_object_set_new(o, "name", name ? name : fmt_str(c->co_name, 200, NULL));
+		json_object_set_new(o, "file", fmt_str(c->co_filename, 400, NULL));
+		json_object_set_new(o, "def_line", json_integer(c->co_firstlineno));
+		return;
+	}
+	name = attr_text(callee, "__qualname__");
+	if (name == NULL)
+		name = attr_text(callee, "__name__");
+	mod = attr_text(callee, "__module__");
+	if (name != NULL && mod != NULL && strcmp(json_string_value(mod), "builtins") != 0) {
+		char *full = NULL;
+
+		if (asprintf(&full, "%s.%s", json_string_value(mod), json_string_value(name)) > 0) {
+			json_decref(name);
+			name = json_string(full);
+		}
+		free(full);
+	}
+	json_decref(mod);
+	json_object_set_new(o, "name", name ? name : json_string(Py_TYPE(callee)->tp_name));
+	json_object_set_new(o, "c", json_true());
+}
+
+static json_t *
+node_json(struct trec *r, int i, int level, long long interval_ns, int max_depth)
+{
+	struct tnode *n = &r->nodes[i];
+	json_t *o = json_object(), *kids = json_array();
+	long long hidden = 0, hidden_ns = 0;
+	int k;
+
+	callee_json(o, n->callee);
+	if (n->parent >= 0 && n->lasti >= 0 && PyCode_Check(r->nodes[n->parent].callee))
+		json_object_set_new(o, "line", json_integer(PyCode_Addr2Line(
+		    (PyCodeObject *)r->nodes[n->parent].callee, n->lasti)));
+	json_object_set_new(o, "count", json_integer(n->count));
+	json_object_set_new(o, "total_ns", json_integer(n->total));
+	json_object_set_new(o, "min_ns", json_integer(n->min < 0 ? 0 : n->min));
+	json_object_set_new(o, "max_ns", json_integer(n->max));
+	for (k = n->child; k >= 0; k = r->nodes[k].next) {
+		struct tnode *c = &r->nodes[k];
+
+		if (c->total < interval_ns || is_import_code(c->callee) ||
+		    (max_depth > 0 && level >= max_depth)) {
+			hidden += c->count;
+			hidden_ns += c->total;
+			continue;
+		}
+		json_array_append_new(kids, node_json(r, k, level + 1, interval_ns, max_depth));
+	}
+	json_object_set_new(o, "children", kids);
+	if (hidden > 0) {
+		json_object_set_new(o, "hidden", json_integer(hidden));
+		json_object_set_new(o, "hidden_ns", json_integer(hidden_ns));
+	}
+	return o;
+}
+
+json_t *
+agent_trace_tree(PyObject *recorder, long long interval_ns, int max_depth)
+{
+	struct trec *r = PyCapsule_GetPointer(recorder, REC_NAME);
+	json_t *t;
+
+	if (r == NULL) {
+		PyErr_Clear();
+		return json_null();
+	}
+	if (r->nnodes == 0)
+		return json_null();
+	t = node_json(r, 0, 0, interval_ns, max_depth);
+	if (r->dropped > 0)
+		json_object_set_new(t, "unrecorded", json_integer(r->dropped));
+	return t;
+}

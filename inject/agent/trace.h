@@ -1,0 +1,37 @@
+/*
+ * trace — the call-tree recorder under the agent's `trace` command.
+ *
+ * While one call of the traced function runs, a C profile hook is set on
+ * that thread only (PyEval_SetProfile) and merges every call beneath it
+ * into a tree keyed by (callee, call site): repeats become one node with a
+ * count, a total, a minimum and a maximum.  The hook is removed when the
+ * call returns, or at the thread's next event once its session is stopped.
+ * It must never be set on a thread that already has a profiler (a debugger,
+ * cProfile) and never raises into the application.
+ *
+ * Python sees (in the helper's namespace, see tracehelper.py):
+ *   _fp_trace_session(max_depth) -> session
+ *   _fp_trace_begin(session, code) -> recorder or None (not traced)
+ *   _fp_trace_end(recorder) -> cost of the call in ns, or None
+ *   _fp_trace_stop(session)  every recorder of it unhooks at its next event
+ */
+#ifndef FP_AGENT_TRACE_H
+#define FP_AGENT_TRACE_H
+
+#include "inject/agent/pyagent.h"
+
+/* Put the _fp_trace_* functions into namespace ns; false with a Python error. */
+bool agent_trace_export(PyObject *ns);
+
+/* Is obj a finished recorder (what _fp_trace_end leaves behind)? */
+bool agent_trace_is_recorder(PyObject *obj);
+
+/*
+ * The recorded tree of a finished recorder as JSON (see doc/protocol.md,
+ * "trace"): nodes under interval_ns and import-system frames are left out
+ * (counted in "hidden"), and nothing deeper than max_depth levels below the
+ * entry (0: no limit).  Needs the GIL.
+ */
+json_t *agent_trace_tree(PyObject *recorder, long long interval_ns, int max_depth);
+
+#endif

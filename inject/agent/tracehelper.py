@@ -1,0 +1,131 @@
+# tracehelper — the Python side of the agent's `trace` command.
+#
+# Runs in helper.py's namespace (pyside.c compiles both into one dict), so
+# the target is resolved, hooked and unhooked by watch's own _resolve,
+# _install and _remove; this file only brings the observer: enter() hooks
+# the calling thread with trace.c's recorder, leave() unhooks it and queues
+# the finished tree.  The tree is turned into JSON by C on the worker.
+#
+# C gives this namespace (inject/agent/trace.c):
+#   _fp_trace_session(max_depth), _fp_trace_begin(session, code),
+#   _fp_trace_end(recorder), _fp_trace_stop(session)
+
+_TRACE_QUEUE = 32           # finished trees waiting for the worker; more are dropped
+
+
+class _Trace(_Watch):
+    __slots__ = ("session", "filt", "filter_error", "entrance_ns", "g")
+
+    def __init__(self, session, filt, entrance_ns):
+        _Watch.__init__(self, False, False)
+        import builtins
+        self.session = session
+        self.filt = filt
+        self.filter_error = None
+        self.entrance_ns = entrance_ns
+        self.g = {"__builtins__": builtins}
+
+    def on_remove(self):
+        # Calls running now unhook their thread at its next event.
+        _fp_trace_stop(self.session)
+
+    def passes(self, args, kwargs, bound):
+        """-f, evaluated in the calling thread: it decides whether to trace."""
+        target = None
+        if bound and args:
+            target, args = args[0], args[1:]
+        try:
+            return bool(eval(self.filt, self.g, {"target": target, "args": args,
+                                                 "kwargs": kwargs}))
+        except Exception as e:
+            if self.filter_error is None:
+                self.filter_error = _describe_exc(e)
+            return False
+
+    def make_hooks(self, fn, label, bound):
+        code = fn.__code__
+        q = self.queue
+        session = self.session
+        begin, end = _fp_trace_begin, _fp_trace_end
+        ident = _get_ident
+        w = self
+
+        def enter(args, kwargs):
+            if w.filt is not None and not w.passes(args, kwargs, bound):
+                return None
+            return (begin(session, code), _ns())
+
+        def leave(st, ret, exc):
+            if st is None or st[0] is None:
+                return
+            cost = end(st[0])
+            if cost is None or cost < w.entrance_ns:
+                return
+            if len(q) < _TRACE_QUEUE:
+                q.append((label, st[1], cost, st[0], exc, ident()))
+            else:
+                w.dropped += 1
+        return enter, leave
+
+
+def _thread_name(ident):
+    th = sys.modules.get("threading")
+    t = getattr(th, "_active", {}).get(ident) if th is not None else None
+    try:
+        return str(t._name) if t is not None else "ident %d" % ident
+    except BaseException:
+        return "ident %d" % ident
+
+
+def trace_run(conn, rid, spec, record, cancelled):
+    """Trace calls until -n trees were shown, the request is cancelled or
+    the connection closed.  record(meta, recorder) sends one tree."""
+    import time
+    try:
+        filt = None
+        if spec.get("filter"):
+            try:
+                filt = compile(spec["filter"], "<filter>", "eval")
+            except SyntaxError as e:
+                raise WatchError("-f is not a valid Python expression: %s" % e.msg)
+        if spec.get("nested"):
+            raise WatchError("-nm (nested functions) is not supported by this agent yet")
+        targets, matched = _resolve(spec["module"], spec.get("class"), spec["method"],
+                                    spec.get("regex"))
+    except WatchError as e:
+        return {"ok": False, "message": str(e)}
+    w = _Trace(_fp_trace_session(int(spec.get("max_depth") or 0)), filt,
+               int(float(spec.get("entrance_ms") or 0) * 1e6))
+    limit = spec.get("limit", 10)
+    shown = 0
+    _watches[(conn, rid)] = w
+    try:
+        _install(w, targets)
+        record({"started": True, "matched": matched, "observed": [t[5] for t in targets]}, [])
+        reported_drops = 0
+        reported_filter = None
+        while shown < limit:
+            if cancelled():
+                break
+            if not w.queue:
+                time.sleep(0.01)
+                continue
+            label, t0, cost, rec, exc, tid = w.queue.popleft()
+            meta = {"method": label, "time": time.time() - (_ns() - t0) / 1e9,
+                    "cost_ms": cost / 1e6, "thread": _thread_name(tid)}
+            if exc is not None:
+                meta["exception"] = _describe_exc(exc)
+            if w.dropped != reported_drops:
+                meta["dropped"] = w.dropped
+                reported_drops = w.dropped
+            if w.filter_error is not None and w.filter_error != reported_filter:
+                meta["filter_error"] = w.filter_error
+                reported_filter = w.filter_error
+            shown += 1
+            meta["index"] = shown
+            record(meta, rec)
+        return {"ok": True, "shown": shown, "dropped": w.dropped, "matched": matched,
+                "filter_error": w.filter_error}
+    finally:
+        _watches.pop((conn, rid), None)
+        _remove(w)
