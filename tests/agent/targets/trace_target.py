@@ -1,0 +1,126 @@
+"""Target of the trace suite: a "driver" thread calls func() (a call tree
+with known repeats: leaf five times at one site inside work, three times at
+one site in func) and uses json.dumps, checking every result; a "looper"
+thread calls long_call(), which runs for seconds; a "bystander" thread
+only loops.  Every thread notes when it finds a profile hook set outside a
+traced call (seen_hooks), so a test can check from inside that a trace
+left nothing behind.  Nothing is printed.  Runs on CPython 3.8 and later.
+"""
+
+import json
+import os
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "targets"))
+from _fptarget import Spot, announce_when_parked  # noqa: E402
+
+PAYLOAD = {"a": [1, 2, 3], "b": {"c": "d"}}
+EXPECTED = json.dumps(PAYLOAD)
+STATE = {"loops": 0, "json_calls": 0, "json_wrong": 0, "in_long": False, "long_started": 0}
+SEEN = set()
+
+
+def leaf(i):
+    return i * 2
+
+
+def work(n):
+    s = 0
+    for i in range(n):
+        s += leaf(i)  # @leaf5
+    return s
+
+
+def func():
+    work(5)  # @work
+    time.sleep(0.002)  # @sleep
+    for _ in range(3):
+        leaf(1)  # @leaf3
+    return 1
+
+
+def slowish(n):
+    if n % 4 == 0:
+        time.sleep(0.004)
+    return n
+
+
+def use_json():
+    STATE["json_calls"] += 1
+    if json.dumps(PAYLOAD) != EXPECTED:
+        STATE["json_wrong"] += 1
+
+
+def long_call():
+    STATE["long_started"] += 1
+    end = time.monotonic() + 4
+    while time.monotonic() < end:
+        leaf(1)
+        STATE["in_long"] = sys.getprofile() is not None
+        time.sleep(0.001)
+    STATE["in_long"] = False
+
+
+ORIGINALS = {"func": func, "slowish": slowish, "long_call": long_call}
+JSON_DUMPS = json.dumps
+
+
+def hooks_left():
+    g = globals()
+    left = [n for n, f in ORIGINALS.items() if g[n] is not f]
+    if json.dumps is not JSON_DUMPS:
+        left.append("json.dumps")
+    return left
+
+
+def seen_hooks():
+    """Threads that found a profile hook set outside a traced call; reset."""
+    out = sorted(SEEN)
+    SEEN.clear()
+    return out
+
+
+def note(name):
+    if sys.getprofile() is not None:
+        SEEN.add(name)
+
+
+def drive():
+    i = 0
+    while True:
+        i += 1
+        func()
+        slowish(i)
+        use_json()
+        note("driver")
+        STATE["loops"] += 1
+        time.sleep(0.003)
+
+
+def loop_long():
+    while True:
+        long_call()
+        note("looper")
+
+
+def bystander():
+    while True:
+        leaf(2)
+        note("bystander")
+        time.sleep(0.002)
+
+
+def main():
+    for fn in (drive, loop_long, bystander):
+        threading.Thread(target=fn, name=fn.__name__, daemon=True).start()
+    here = os.path.abspath(__file__)
+    announce_when_parked([Spot(threading.main_thread(), here, "main")])
+    while True:
+        time.sleep(3600)  # @main
+        note("main")
+
+
+if __name__ == "__main__":
+    main()
