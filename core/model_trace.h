@@ -22,6 +22,7 @@ struct trace_node {
 	long long total_ns, min_ns, max_ns;
 	long long hidden, hidden_ns;	/* calls beneath left out by -i, -d, imports */
 	bool c;			/* a C callable */
+	bool folded;		/* a front end's: its children are not shown */
 	struct trace_node *children;
 	size_t nchildren;
 };

@@ -171,6 +171,12 @@ default_write(void *ctx, const char *text, size_t len)
 	fflush(stdout);
 }
 
+bool
+runner_take_record(struct runner *r, const char *cmd, json_t *data)
+{
+	return r->io.record != NULL && r->io.record(r->io.ctx, cmd, data);
+}
+
 void
 runner_write(struct runner *r, const char *text)
 {

@@ -43,6 +43,13 @@ struct runner_io {
 	 * does.
 	 */
 	bool (*poll)(void *ctx);
+	/*
+	 * May be NULL.  A front end that shows records itself (the TUI's trace
+	 * pane) gets each event of a streaming command here, cmd naming it
+	 * ("trace"; "trace-end" with {"end", "shown", "dropped"} last); true:
+	 * it took the event and no text is written for it.
+	 */
+	bool (*record)(void *ctx, const char *cmd, json_t *data);
 	bool interactive;	/* prompts, banner; errors do not end the console */
 	void *ctx;
 };

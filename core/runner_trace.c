@@ -24,6 +24,11 @@ trace_event(struct runner *r, void *ctx, const struct proto_msg *msg)
 
 	if (msg->type != PROTO_EVENT || !json_is_object(msg->data))
 		return;
+	if (runner_take_record(r, "trace", msg->data)) {
+		if (!json_is_true(json_object_get(msg->data, "started")))
+			(*shown)++;
+		return;
+	}
 	trace_record_parse(msg->data, &t);
 	if (!t.started)
 		(*shown)++;
@@ -61,6 +66,18 @@ runner_cmd_trace(void *ctx, const struct cmd_request *req, struct sbuf *out, cha
 	json_object_set_new(args, "limit", json_integer(command_int(req, "--limits")));
 	if ((rc = runner_stream(r, "trace", args, 0, trace_event, &shown, &end, cause)) != FP_OK)
 		return rc;
+	if (end.ok || strcmp(end.kind, "cancelled") == 0) {
+		json_t *e = json_pack("{s:s, s:I, s:I}", "end", end.ok ? "done" : "cancelled",
+		    "shown", (json_int_t)shown,
+		    "dropped", json_integer_value(json_object_get(end.data, "dropped")));
+		bool taken = runner_take_record(r, "trace-end", e);
+
+		json_decref(e);
+		if (taken) {
+			proto_msg_clear(&end);
+			return FP_OK;
+		}
+	}
 	if (shown == 0 && json_is_string(json_object_get(end.data, "filter_error")))
 		termsafe_addf(out, "trace: the filter raised %s on the calls it saw: they were not "
 		    "traced\n", json_string_value(json_object_get(end.data, "filter_error")));

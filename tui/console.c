@@ -91,6 +91,7 @@ console_set_io(struct tui *t)
 		.read_line = console_read_line,
 		.write = console_write,
 		.poll = console_poll,
+		.record = pane_trace_record,
 		.interactive = true,
 		.ctx = t,
 	});

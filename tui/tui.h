@@ -25,6 +25,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <jansson.h>
+
 #include "core/pystack.h"
 #include "core/source.h"
 #include "tui/cmdline.h"
@@ -257,6 +259,12 @@ void pane_output_begin(struct pane *p, const char *command);
 void pane_output_append(struct pane *p, const char *text, size_t len);
 void pane_output_end(struct pane *p, const char *note);
 void pane_output_set(struct pane *p, const char *command, const char *text);
+
+/*
+ * pane_trace.c: the events of a `trace` the TUI runs (runner_io.record,
+ * with the struct tui as ctx); true when it took one.
+ */
+bool pane_trace_record(void *tui, const char *cmd, json_t *data);
 
 /*
  * pane_flame.c: show `fl` instead of sampling the target (the benchmark's,
