@@ -883,6 +883,40 @@ def agent_smoke(version, exe, workdir):
             shutil.rmtree("/tmp/.flight_profiler-%d" % target.pid, ignore_errors=True)
 
 
+def trace_pane(version, exe, workdir):
+    """:trace on tests/targets/hot.py's work(): the trace pane opens with
+    the traced calls, each a line of 100 % with its cost; Enter on a call
+    folds it (work() has no callees: nothing to fold, the line stays);
+    the pane's title says when the trace is done and the hooks removed."""
+    tmux = Tmux(120, 40)
+    target = None
+    name = "CPython %s trace pane" % version
+    try:
+        target = Target(exe, workdir, "hot.py", env={"FP_HOT": "split"})
+        s = Session(tmux, target, workdir)
+        s.wait(has("Threads 2", "busy"), "open")
+        s.tmux.keys(":")
+        s.tmux.type("trace __main__ work -n 3 -i 0")
+        s.tmux.keys("Enter")
+        sc = s.wait(lambda sc: "[y/N]" in sc or "done after 3 calls" in sc, "trace or question")
+        if sc is not None and "[y/N]" in sc:
+            s.tmux.keys("y")
+            sc = s.wait(has("done after 3 calls"), "trace")
+        TAP.ok(sc is not None and "Trace \u00b7 __main__.work \u00b7 3 calls (done after 3 calls)" in sc
+               and len(re.findall(r"\[100\.0% +[\d.]+(?:ms|us)\] work", sc)) == 3,
+               "%s: :trace fills the trace pane with 3 calls of work, then says it is done" % name,
+               tmux.capture())
+        s.tmux.keys("q")
+        check_target(target, name, True)
+    except RuntimeError as e:
+        TAP.ok(False, name, str(e))
+    finally:
+        tmux.kill()
+        if target:
+            target.stop()
+            shutil.rmtree("/tmp/.flight_profiler-%d" % target.pid, ignore_errors=True)
+
+
 # ---- as a new user finds it (issue 8) ------------------------------------------
 
 def builtin_themes(target, workdir):
@@ -1464,8 +1498,21 @@ def screens():
             smoke(version, exe, workdir)
             names_smoke(version, exe, workdir)
             agent_smoke(version, exe, workdir)
+            trace_pane(version, exe, workdir)
             if version != want:
                 flame(version, exe, workdir, False)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def trace_only():
+    """tuitest.py trace [VERSION...]: only the trace pane's scenario."""
+    want = sys.argv[2:]
+    workdir = tempfile.mkdtemp(prefix="fptui.", dir="/tmp")
+    try:
+        for version, exe in pythons():
+            if not want or version in want:
+                trace_pane(version, exe, workdir)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
@@ -1617,6 +1664,7 @@ def main():
     try:
         {"screens": screens, "linemode": linemode, "newuser": newuser_only,
          "hostile": hostile_only, "streams": streams_only,
+         "trace": trace_only,
          "streams-all": lambda: streams_only(True), "flame": flame_only}[what]()
     except Exception as e:  # a harness bug must show as a failure, not a pass
         TAP.ok(False, "harness", "%s: %s" % (type(e).__name__, e))
