@@ -11,7 +11,7 @@
 #include "core/model.h"
 #include "core/util.h"
 
-#define TRACE_MAX_LEVELS 1100	/* the agent records at most 256 levels */
+#define TRACE_MAX_LEVELS 300	/* the agent records at most 256 levels */
 
 static long long
 int_of(json_t *o, const char *key)
