@@ -107,6 +107,19 @@ def test_trace_tree_lines_and_merged_repeats(profiler, target):
     assert_clean(profiler, pid)
 
 
+def test_trace_leaves_another_profiler_alone(profiler, target):
+    """Thread "own" calls func() under its own sys.setprofile: its calls
+    are not traced, and its profiler stays set and keeps getting events."""
+    pid = target.pid
+    before = int(py(profiler, pid, "OWN['events']"))
+    got = trees(ok(profiler.cmd(pid, "trace __main__ func -n 6")))
+    assert len(got) == 6
+    assert all("  thread=drive  " in head for head, nodes in got), [h for h, n in got]
+    assert py(profiler, pid, "OWN['kept']") == "True"
+    assert int(py(profiler, pid, "OWN['events']")) > before
+    assert_clean(profiler, pid)
+
+
 def test_trace_interval_and_depth(profiler, target):
     pid = target.pid
     # -i 1: only time.sleep (2 ms) is slower than 1 ms; the rest is counted.

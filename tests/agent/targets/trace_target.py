@@ -2,7 +2,8 @@
 with known repeats: leaf five times at one site inside work, three times at
 one site in func) and uses json.dumps, checking every result; a "looper"
 thread calls long_call(), which runs for seconds; a "bystander" thread
-only loops.  Every thread notes when it finds a profile hook set outside a
+only loops; an "own" thread calls func() under a profiler of its own
+(sys.setprofile), which a trace must leave alone.  Every thread notes when it finds a profile hook set outside a
 traced call (seen_hooks), so a test can check from inside that a trace
 left nothing behind.  Nothing is printed.  Runs on CPython 3.8 and later.
 """
@@ -105,6 +106,21 @@ def loop_long():
         note("looper")
 
 
+OWN = {"events": 0, "kept": True}
+
+
+def own_profiler(frame, event, arg):
+    OWN["events"] += 1
+
+
+def own():
+    sys.setprofile(own_profiler)
+    while True:
+        func()
+        OWN["kept"] = OWN["kept"] and sys.getprofile() is own_profiler
+        time.sleep(0.003)
+
+
 def bystander():
     while True:
         leaf(2)
@@ -113,7 +129,7 @@ def bystander():
 
 
 def main():
-    for fn in (drive, loop_long, bystander):
+    for fn in (drive, loop_long, bystander, own):
         threading.Thread(target=fn, name=fn.__name__, daemon=True).start()
     here = os.path.abspath(__file__)
     announce_when_parked([Spot(threading.main_thread(), here, "main")])
