@@ -258,7 +258,11 @@ trace_event(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
 	case PyTrace_RETURN:
 	case PyTrace_C_RETURN:
 	case PyTrace_C_EXCEPTION:
-		if (r->state == REC_RUN)
+		/* Only what we pushed: when hooked from inside the entry (an
+		 * observer called at its start), the observer's own frames and
+		 * C calls return first, and they are not ours. */
+		if (r->state == REC_RUN && (r->extra > 0 ||
+		    r->stack[r->depth - 1].frame == (what == PyTrace_RETURN ? frame : NULL)))
 			rec_pop(r);
 		break;
 	default:
@@ -376,7 +380,8 @@ py_end(PyObject *self, PyObject *cap)
 		return NULL;
 	rec_unhook(r);
 	if (r->state == REC_RUN) {	/* cut short by a stop: close what is open */
-		while (r->depth > 0 && r->extra == 0)
+		r->extra = 0;
+		while (r->depth > 0)
 			rec_pop(r);
 		r->state = REC_DONE;
 	}
