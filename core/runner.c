@@ -172,9 +172,9 @@ default_write(void *ctx, const char *text, size_t len)
 }
 
 bool
-runner_take_record(struct runner *r, const char *cmd, json_t *data)
+runner_take_record(struct runner *r, struct runner_record *rec)
 {
-	return r->io.record != NULL && r->io.record(r->io.ctx, cmd, data);
+	return r->io.record != NULL && r->io.record(r->io.ctx, rec);
 }
 
 void

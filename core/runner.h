@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include "core/command.h"
+#include "core/model_trace.h"
 #include "core/session.h"
 #include "core/util.h"
 
@@ -33,6 +34,19 @@ void runner_free(struct runner *r);
  * newline, or NULL at the end of input; with *interrupted set (Ctrl-C), the
  * console drops the statement being typed.
  */
+/*
+ * One event of a streaming command, for runner_io.record.  A handler that
+ * keeps `trace` moves it out (copies the struct and zeroes the original);
+ * what is left is freed after the call.
+ */
+struct runner_record {
+	const char *cmd;		/* "trace" */
+	enum { RUNNER_RECORD_START, RUNNER_RECORD_ITEM, RUNNER_RECORD_END } kind;
+	struct trace_record *trace;	/* START and ITEM of "trace" */
+	long long shown, dropped;	/* END: items shown, dropped by the agent */
+	bool cancelled;			/* END: stopped by the user */
+};
+
 struct runner_io {
 	char *(*read_line)(void *ctx, const char *prompt, bool *interrupted);
 	void (*write)(void *ctx, const char *text, size_t len);
@@ -45,11 +59,10 @@ struct runner_io {
 	bool (*poll)(void *ctx);
 	/*
 	 * May be NULL.  A front end that shows records itself (the TUI's trace
-	 * pane) gets each event of a streaming command here, cmd naming it
-	 * ("trace"; "trace-end" with {"end", "shown", "dropped"} last); true:
-	 * it took the event and no text is written for it.
+	 * pane) gets each event of a streaming command here, parsed into its
+	 * model; true: it took the event and no text is written for it.
 	 */
-	bool (*record)(void *ctx, const char *cmd, json_t *data);
+	bool (*record)(void *ctx, struct runner_record *rec);
 	bool interactive;	/* prompts, banner; errors do not end the console */
 	void *ctx;
 };

@@ -20,7 +20,7 @@ int runner_call(struct runner *r, const char *cmd, json_t *args, int timeout_ms,
 int runner_end_failure(const struct proto_msg *end, const char *cmd, char **cause);
 
 /* Hand an event to the front end's runner_io.record; true: it took it. */
-bool runner_take_record(struct runner *r, const char *cmd, json_t *data);
+bool runner_take_record(struct runner *r, struct runner_record *rec);
 /* Write text to the runner's output (a front end's, or standard output). */
 void runner_write(struct runner *r, const char *text);
 /* args[key] = value as a JSON string (usage error if it is not UTF-8); NULL adds nothing. */

@@ -22,17 +22,16 @@ trace_event(struct runner *r, void *ctx, const struct proto_msg *msg)
 	struct trace_record t;
 	struct sbuf out = { 0 };
 
+	struct runner_record rec = { .cmd = "trace", .trace = &t };
+
 	if (msg->type != PROTO_EVENT || !json_is_object(msg->data))
 		return;
-	if (runner_take_record(r, "trace", msg->data)) {
-		if (!json_is_true(json_object_get(msg->data, "started")))
-			(*shown)++;
-		return;
-	}
 	trace_record_parse(msg->data, &t);
 	if (!t.started)
 		(*shown)++;
-	render_trace_record(&out, &t);
+	rec.kind = t.started ? RUNNER_RECORD_START : RUNNER_RECORD_ITEM;
+	if (!runner_take_record(r, &rec))
+		render_trace_record(&out, &t);
 	trace_record_clear(&t);
 	if (out.s != NULL)
 		runner_write(r, out.s);
@@ -67,13 +66,13 @@ runner_cmd_trace(void *ctx, const struct cmd_request *req, struct sbuf *out, cha
 	if ((rc = runner_stream(r, "trace", args, 0, trace_event, &shown, &end, cause)) != FP_OK)
 		return rc;
 	if (end.ok || strcmp(end.kind, "cancelled") == 0) {
-		json_t *e = json_pack("{s:s, s:I, s:I}", "end", end.ok ? "done" : "cancelled",
-		    "shown", (json_int_t)shown,
-		    "dropped", json_integer_value(json_object_get(end.data, "dropped")));
-		bool taken = runner_take_record(r, "trace-end", e);
+		struct runner_record rec = {
+			.cmd = "trace", .kind = RUNNER_RECORD_END, .shown = shown,
+			.dropped = json_integer_value(json_object_get(end.data, "dropped")),
+			.cancelled = !end.ok,
+		};
 
-		json_decref(e);
-		if (taken) {
+		if (runner_take_record(r, &rec)) {
 			proto_msg_clear(&end);
 			return FP_OK;
 		}

@@ -92,24 +92,22 @@ view_clear(struct trace_view *v)
 }
 
 static void
-started(struct pane *p, json_t *data)
+started(struct pane *p, const struct trace_record *t)
 {
 	struct trace_view *v = p->data;
-	struct trace_record t;
 
 	view_clear(v);
-	trace_record_parse(data, &t);
-	if (t.nobserved == 1)
-		v->what = xstrdup(t.observed[0]);
+	if (t->nobserved == 1)
+		v->what = xstrdup(t->observed[0]);
 	else
-		v->what = xasprintf("%zu methods", t.nobserved);
-	trace_record_clear(&t);
+		v->what = xasprintf("%zu methods", t->nobserved);
 	p->cursor = p->top = 0;
 	rebuild(p);
 }
 
+/* Keep the record (moved out of *t). */
 static void
-traced(struct pane *p, json_t *data)
+traced(struct pane *p, struct trace_record *t)
 {
 	struct trace_view *v = p->data;
 	size_t old = v->nlines;
@@ -119,7 +117,8 @@ traced(struct pane *p, json_t *data)
 		memmove(&v->recs[0], &v->recs[1], (TRACE_KEEP - 1) * sizeof v->recs[0]);
 		v->nrecs--;
 	}
-	trace_record_parse(data, &v->recs[v->nrecs++]);
+	v->recs[v->nrecs++] = *t;
+	memset(t, 0, sizeof *t);
 	rebuild(p);
 	/* Follow the newest call while the cursor is on the last line. */
 	if (v->nlines > 0 && (old == 0 || p->cursor + 1 >= old))
@@ -127,31 +126,30 @@ traced(struct pane *p, json_t *data)
 }
 
 bool
-pane_trace_record(void *tui, const char *cmd, json_t *data)
+pane_trace_record(void *tui, struct runner_record *rec)
 {
 	struct tui *t = tui;
-	struct pane *p = tui_pane(t, &pane_trace_ops);
-	struct trace_view *v = p->data;
+	struct pane *p;
+	struct trace_view *v;
 
-	if (strcmp(cmd, "trace-end") == 0) {
-		long long shown = json_integer_value(json_object_get(data, "shown"));
-		long long dropped = json_integer_value(json_object_get(data, "dropped"));
-		const char *end = json_string_value(json_object_get(data, "end"));
-		bool stopped = end != NULL && strcmp(end, "cancelled") == 0;
-
+	if (strcmp(rec->cmd, "trace") != 0)
+		return false;
+	p = tui_pane(t, &pane_trace_ops);
+	v = p->data;
+	if (rec->kind == RUNNER_RECORD_END) {
 		free(v->end);
-		v->end = xasprintf("%s after %lld call%s%s", stopped ? "stopped" : "done", shown,
-		    shown == 1 ? "" : "s", dropped > 0 ? ", some dropped" : "");
+		v->end = xasprintf("%s after %lld call%s%s", rec->cancelled ? "stopped" : "done",
+		    rec->shown, rec->shown == 1 ? "" : "s", rec->dropped > 0 ? ", some dropped" : "");
 		tui_status(t, false, "trace: %s; the hooks are removed", v->end);
 		t->dirty = true;
 		return true;
 	}
-	if (strcmp(cmd, "trace") != 0 || !json_is_object(data))
+	if (rec->trace == NULL)
 		return false;
-	if (json_is_true(json_object_get(data, "started")))
-		started(p, data);
+	if (rec->kind == RUNNER_RECORD_START)
+		started(p, rec->trace);
 	else
-		traced(p, data);
+		traced(p, rec->trace);
 	tui_show_pane(t, p, true);
 	return true;
 }

@@ -25,7 +25,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include <jansson.h>
+#include "core/runner.h"
 
 #include "core/pystack.h"
 #include "core/source.h"
@@ -264,7 +264,7 @@ void pane_output_set(struct pane *p, const char *command, const char *text);
  * pane_trace.c: the events of a `trace` the TUI runs (runner_io.record,
  * with the struct tui as ctx); true when it took one.
  */
-bool pane_trace_record(void *tui, const char *cmd, json_t *data);
+bool pane_trace_record(void *tui, struct runner_record *rec);
 
 /*
  * pane_flame.c: show `fl` instead of sampling the target (the benchmark's,
