@@ -27,6 +27,7 @@ embed helper
 embed memhelper
 embed torchhelper
 embed tracehelper
+embed observe
 # shellcheck disable=SC2086
 $cc -std=gnu11 -shared -fPIC -fvisibility=hidden -Wno-deprecated-declarations \
 	$cflags -DFP_AGENT_BUILD="\"cp3$minor $2 $(date -u +%Y-%m-%d)\"" \

@@ -363,11 +363,10 @@ def _asyncio_info(frames, limit):
 
 # ---- watch: observe the calls of one method ---------------------------------
 #
-# The hook is a wrapper put in place of the attribute (module function,
-# method, staticmethod, classmethod) and put back exactly on removal: the
-# attribute is the original object again (`module.f is original`).  The
-# calling thread only captures references and a monotonic time into a
-# bounded deque; evaluating the expressions and formatting the values run on
+# The function's code is observed (observe.py: sys.monitoring local events
+# on 3.12+, a __code__ swap before), so every reference to it is seen and
+# the attribute that names it is never touched.  The calling thread only
+# captures references and a monotonic time into a bounded deque; evaluating the expressions and formatting the values run on
 # the agent worker that serves the request (watch_run), off the hot path.
 
 from time import monotonic_ns as _ns
@@ -404,9 +403,14 @@ def _closest(name, names):
 def _caller_stack():
     f = sys._getframe(2)
     out = []
+    callee = _OBSERVE_SKIPS_CALLEE
     while f is not None and len(out) < _STACK_DEPTH:
         c = f.f_code
-        if c.co_filename != __file__:
+        if c.co_filename == __file__:
+            pass
+        elif callee:
+            callee = False   # the observed call itself (sys.monitoring), not its caller
+        else:
             out.append((c.co_filename, f.f_lineno, getattr(c, "co_qualname", c.co_name)))
         f = f.f_back
     return out
@@ -422,9 +426,10 @@ def _snapshot(args, kwargs):
         return (args, kwargs)
 
 
-def _make_wrapper(w, fn, label, bound, hooks=None):
-    """The wrapper for fn; bound: its first argument is the target (self or cls).
-    hooks: (enter, leave) in place of watch's own (observe())."""
+def _make_hooks(w, label, bound):
+    """enter(args, kwargs) -> state and leave(state, ret, exc) for one
+    observed function (observe.py); bound: its first argument is the
+    target (self or cls).  Both only capture references and the clock."""
     q = w.queue
     MAXQ = _WATCH_QUEUE
 
@@ -433,6 +438,19 @@ def _make_wrapper(w, fn, label, bound, hooks=None):
             q.append((label, bound, t0, cost, args, kwargs, ret, exc, stack))
         else:
             w.dropped += 1
+
+    if not w.before and not w.stack:
+        # The common case, inlined: no call of ours but the clock's.
+        def enter(args, kwargs):
+            return (args, kwargs, _ns())
+
+        def leave(st, ret, exc):
+            t0 = st[2]
+            if len(q) < MAXQ:
+                q.append((label, bound, t0, _ns() - t0, st[0], st[1], ret, exc, None))
+            else:
+                w.dropped += 1
+        return enter, leave
 
     def enter(args, kwargs):
         stack = _caller_stack() if w.stack else None
@@ -445,80 +463,7 @@ def _make_wrapper(w, fn, label, bound, hooks=None):
         if not w.before:
             stack, args, kwargs, t0 = st
             put(t0, _ns() - t0, args, kwargs, ret, exc, stack)
-
-    # An observer of its own: hooks=(enter, leave) given (torch), or
-    # w.make_hooks(fn, label, bound) -> (enter, leave) (trace).
-    custom = getattr(w, "make_hooks", None)
-    if hooks is not None:
-        enter, leave = hooks
-    elif custom is not None:
-        enter, leave = custom(fn, label, bound)
-
-    # Three bodies because `await` and `yield from` are syntax: the cost of
-    # a coroutine or generator covers its whole run, not its creation.
-    import inspect
-    if inspect.iscoroutinefunction(fn):
-        async def wrapper(*args, **kwargs):
-            if not w.active:
-                return await fn(*args, **kwargs)
-            st = enter(args, kwargs)
-            try:
-                r = await fn(*args, **kwargs)
-            except BaseException as e:
-                leave(st, None, e)
-                raise
-            leave(st, r, None)
-            return r
-    elif inspect.isgeneratorfunction(fn):
-        def wrapper(*args, **kwargs):
-            if not w.active:
-                return (yield from fn(*args, **kwargs))
-            st = enter(args, kwargs)
-            try:
-                r = yield from fn(*args, **kwargs)
-            except BaseException as e:
-                leave(st, None, e)
-                raise
-            leave(st, r, None)
-            return r
-    elif not w.before and not w.stack and hooks is None and custom is None:
-        # The common case, inlined: no call of ours but the clock's.
-        def wrapper(*args, **kwargs):
-            if not w.active:
-                return fn(*args, **kwargs)
-            t0 = _ns()
-            try:
-                r = fn(*args, **kwargs)
-            except BaseException as e:
-                if len(q) < MAXQ:
-                    q.append((label, bound, t0, _ns() - t0, args, kwargs, None, e, None))
-                else:
-                    w.dropped += 1
-                raise
-            if len(q) < MAXQ:
-                q.append((label, bound, t0, _ns() - t0, args, kwargs, r, None, None))
-            else:
-                w.dropped += 1
-            return r
-    else:
-        def wrapper(*args, **kwargs):
-            if not w.active:
-                return fn(*args, **kwargs)
-            st = enter(args, kwargs)
-            try:
-                r = fn(*args, **kwargs)
-            except BaseException as e:
-                leave(st, None, e)
-                raise
-            leave(st, r, None)
-            return r
-    try:
-        import functools
-        functools.update_wrapper(wrapper, fn)
-    except BaseException:
-        pass
-    wrapper._fp_watch = True
-    return wrapper
+    return enter, leave
 
 
 def _resolve_owner(modname, cls):
@@ -542,6 +487,19 @@ def _resolve_owner(modname, cls):
     return owner, where
 
 
+def _unwrapped(fn):
+    """The function a decorator wrapped (functools.wraps's __wrapped__),
+    innermost first: a decorator's wrapper code is shared by every function
+    it decorates, so observing it would observe them all."""
+    import inspect
+    import types
+    try:
+        inner = inspect.unwrap(fn)
+    except BaseException:
+        return fn
+    return inner if isinstance(inner, types.FunctionType) else fn
+
+
 def _target_of(owner, name, where, strict):
     """(raw attribute as stored, function to call, bound) or None when not
     observable and not strict; raises WatchError when strict."""
@@ -558,16 +516,12 @@ def _target_of(owner, name, where, strict):
         if not strict:
             return None
         raise WatchError("method '%s' not found in %s%s" % (name, where, _closest(name, dir(owner))))
-    if getattr(raw, "_fp_watch", False) or getattr(getattr(raw, "__func__", None), "_fp_watch", False):
-        if not strict:
-            return None
-        raise WatchError("'%s' in %s is already watched by another request" % (name, where))
     if isinstance(raw, staticmethod):
-        return raw, raw.__func__, False
+        return raw, _unwrapped(raw.__func__), False
     if isinstance(raw, classmethod):
-        return raw, raw.__func__, True
+        return raw, _unwrapped(raw.__func__), True
     if isinstance(raw, types.FunctionType):
-        return raw, raw, isinstance(owner, type)
+        return raw, _unwrapped(raw), isinstance(owner, type)
     if not strict:
         return None
     what = type(raw).__name__
@@ -620,37 +574,35 @@ def _resolve(modname, cls, method, regex):
     return found[:_WATCH_MAX_MATCHES], len(found)
 
 
-def _install(w, targets, hooks=None):
+def _install(w, targets, nested=None, hooks=None):
+    """Observe every target's code (observe.py): every reference to the
+    function is observed, and the attribute itself is never touched.  The
+    observer is watch's own (_make_hooks), or hooks=(enter, leave) given
+    (torch), or w.make_hooks(fn, label, bound) -> (enter, leave) (trace)."""
+    custom = getattr(w, "make_hooks", None)
     for owner, name, raw, fn, bound, label in targets:
-        wrapper = _make_wrapper(w, fn, label, bound, hooks)
-        if isinstance(raw, staticmethod):
-            put = staticmethod(wrapper)
-        elif isinstance(raw, classmethod):
-            put = classmethod(wrapper)
+        if nested:
+            label = "%s.%s" % (label, nested)
+            bound = False
+        if hooks is not None:
+            enter, leave = hooks
+        elif custom is not None:
+            enter, leave = custom(fn, label, bound)
         else:
-            put = wrapper
-        created = not (name in getattr(owner, "__dict__", {}))
-        setattr(owner, name, put)
-        w.installs.append((owner, name, raw, put, created))
+            enter, leave = _make_hooks(w, label, bound)
+        w.installs.append(observe_install(fn, enter, leave, nested))
 
 
 def _remove(w):
-    """Put every original back: the attribute is the very object it was.
-    If the application replaced our wrapper meanwhile, theirs stays."""
+    """Stop observing: the code objects are the originals again and, when
+    nothing else is observed, the sys.monitoring tool id is free."""
     w.active = False
     on_remove = getattr(w, "on_remove", None)
     if on_remove is not None:
         on_remove()
     while w.installs:
-        owner, name, raw, put, created = w.installs.pop()
         try:
-            d = getattr(owner, "__dict__", {})
-            if d.get(name) is not put:
-                continue
-            if created:
-                delattr(owner, name)
-            else:
-                setattr(owner, name, raw)
+            observe_remove(w.installs.pop())
         except BaseException:
             pass
     w.queue.clear()
@@ -662,11 +614,9 @@ def observe(modname, cls, method, nested, enter, leave):
     enter(args, kwargs) -> state at entry and leave(state, ret, exc) at exit,
     on the calling thread (neither may raise).  A handle for unobserve();
     raises WatchError saying why it cannot."""
-    if nested:
-        raise WatchError("-nm (nested functions) is not supported by this agent yet")
     targets, _ = _resolve(modname, cls, method, False)
     w = _Watch(False, False)
-    _install(w, targets, (enter, leave))
+    _install(w, targets, nested, (enter, leave))
     return w
 
 
@@ -734,8 +684,6 @@ def watch_run(conn, rid, spec, record, cancelled):
                 filt = compile(spec["filter"], "<filter>", "eval")
             except SyntaxError as e:
                 raise WatchError("-f is not a valid Python expression: %s" % e.msg)
-        if spec.get("nested"):
-            raise WatchError("-nm (nested functions) is not supported by this agent yet")
         targets, matched = _resolve(spec["module"], spec.get("class"), spec["method"],
                                     spec.get("regex"))
     except WatchError as e:
@@ -747,8 +695,10 @@ def watch_run(conn, rid, spec, record, cancelled):
     shown = 0
     _watches[(conn, rid)] = w
     try:
-        _install(w, targets)
-        record({"started": True, "matched": matched, "observed": [t[5] for t in targets]}, [])
+        nested = spec.get("nested")
+        _install(w, targets, nested)
+        record({"started": True, "matched": matched,
+                "observed": [t[5] + ("." + nested if nested else "") for t in targets]}, [])
         reported_drops = 0
         while shown < limit:
             if cancelled():

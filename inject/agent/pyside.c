@@ -23,6 +23,7 @@
 #include "inject/agent/trace.h"
 #include "helper_py.h"		/* generated from helper.py: helper_py_source */
 #include "tracehelper_py.h"	/* generated from tracehelper.py */
+#include "observe_py.h"		/* observe.py (run in helper's namespace): observe_py_source */
 
 #define HELPER_FILE "<flight_profiler agent>"
 #define OUTPUT_LIMIT (1 << 20)	/* characters of output kept per statement */
@@ -253,7 +254,10 @@ agent_py_call_plain(PyObject *ns, const char *fn, PyObject *args, char **why)
 	return j;
 }
 
-/* Compile helper.py, and tracehelper.py beside it, into one namespace, once. */
+/*
+ * Compile helper.py, then observe.py and tracehelper.py beside it, into one
+ * namespace, once.
+ */
 static bool
 helper_ready(char **why)
 {
@@ -263,7 +267,8 @@ helper_ready(char **why)
 		return true;
 	if ((g = agent_py_namespace(helper_py_source, "_flight_profiler_agent", why)) == NULL)
 		return false;
-	if (!agent_trace_export(g) || !agent_py_exec(g, tracehelper_py_source, HELPER_FILE)) {
+	if (!agent_py_exec(g, observe_py_source, HELPER_FILE) || !agent_trace_export(g) ||
+	    !agent_py_exec(g, tracehelper_py_source, HELPER_FILE)) {
 		*why = fmt_exception();
 		Py_DECREF(g);
 		return false;

@@ -84,8 +84,9 @@ def test_watch_expression_variables_and_filter(profiler, target):
                                "--expr target,args,kwargs,return_obj,cost,cost>=0"))
     for r in records(out):
         assert re.match(r"^<__main__\.Calc object at 0x[0-9a-f]+>$", r["target"]), r
-        x = int(re.match(r"^\((\d+),\)$", r["args"]).group(1))
-        assert r["kwargs"] == "{'y': 3}"
+        # The code's parameters, however the caller spelt them (mul(i, y=3)).
+        x = int(re.match(r"^\((\d+), 3\)$", r["args"]).group(1))
+        assert r["kwargs"] == "{}"
         assert r["return_obj"] == str(3 * x)
         assert float(r["cost"]) >= 0 and r["cost>=0"] == "True"
     # classmethod: target is the class; staticmethod: no target.
@@ -161,10 +162,27 @@ def start_watch(pid, command):
     return proc
 
 
-def test_watch_hooks_removed_on_ctrl_c_and_sigkill(profiler, target):
+def observing(python, name):
+    """What hooks_left says while `name` is observed: its code swapped
+    before 3.12; our sys.monitoring tool id held since."""
+    return "['tool 4=flight_profiler']" if python.version_info >= (3, 12) else "['code %s']" % name
+
+
+def kill_and_wait_for_no_hooks(profiler, pid, proc):
+    """SIGKILL the client: the agent sees the connection close and removes
+    the hook within 2 s."""
+    proc.kill()
+    proc.communicate(timeout=10)
+    deadline = time.monotonic() + 2
+    while hooks_left(profiler, pid) != "[]":
+        assert time.monotonic() < deadline, "the hook outlived the client by 2 s"
+        time.sleep(0.1)
+
+
+def test_watch_hooks_removed_on_ctrl_c_and_sigkill(profiler, target, python):
     pid = target.pid
     proc = start_watch(pid, "watch __main__ Calc mul -n 1000000")
-    assert hooks_left(profiler, pid) == "['Calc.mul']"
+    assert hooks_left(profiler, pid) == observing(python, "Calc.mul")
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=10)
     assert proc.returncode == EXIT_OK, err
@@ -172,9 +190,55 @@ def test_watch_hooks_removed_on_ctrl_c_and_sigkill(profiler, target):
     assert hooks_left(profiler, pid) == "[]"
     # SIGKILL: the agent sees the connection close and removes the hook.
     proc = start_watch(pid, "watch __main__ add -n 1000000")
-    proc.kill()
+    kill_and_wait_for_no_hooks(profiler, pid, proc)
+
+
+def test_watch_every_reference_and_the_code_restored(profiler, target, python):
+    """Calls through references taken before the watch (a stored callback, a
+    bound method, a functools.partial) are observed, a decorated function is
+    observed in the function it wraps, a nested one with -nm; afterwards
+    every code object is the original and no sys.monitoring tool id is held."""
+    pid = target.pid
+    recs = records(ok(profiler.cmd(pid, "watch __main__ hit -n 6 --expr args,kwargs,return_obj")))
+    seen = set()
+    for r in recs:
+        x, via = re.match(r"^\((\d+), '(\w+)'\)$", r["args"]).groups()
+        assert r["kwargs"] == "{}" and r["return_obj"] == "'%s'" % via
+        seen.add(via)
+    assert seen == {"callback", "partial"}, recs
+    r = records(ok(profiler.cmd(pid, "watch __main__ Calc tick -n 1 --expr target,args")))[0]
+    assert r["target"].startswith("<__main__.Calc object at ") and r["args"] == "('bound',)"
+    recs = records(ok(profiler.cmd(pid, "watch __main__ decorated -n 2 --expr args,return_obj")))
+    for r in recs:
+        assert int(r["return_obj"]) == int(re.match(r"^\((\d+),\)$", r["args"]).group(1)) + 100
+    out = ok(profiler.cmd(pid, "watch __main__ outer -nm inner -n 2 --expr args,return_obj"))
+    assert out.startswith("Watching __main__.outer.inner (Ctrl-C to stop).\n"), out
+    for r in records(out):
+        assert r["args"] == "(1,)" and int(r["return_obj"]) > 1
+        assert "__main__.outer.inner" in r["head"]
+    assert "no function 'nope' is defined in outer" in \
+        profiler.cmd(pid, "watch __main__ outer -nm nope").error_line()
+    # Two watches of one function at once: both see its calls.
+    proc = start_watch(pid, "watch __main__ add -n 1000000")
+    assert len(records(ok(profiler.cmd(pid, "watch __main__ add -n 2")))) == 2
+    assert hooks_left(profiler, pid) == observing(python, "add")
+    kill_and_wait_for_no_hooks(profiler, pid, proc)
+
+
+def test_watch_leaves_the_programs_tool_ids_alone(profiler, launch, python):
+    """3.12+: the program holds tool ids 0-4 (a debugger, coverage, its own
+    profiler): the watch takes the free one, 5, gives it back, and never
+    touches the others; with all six taken it says so and observes nothing."""
+    if python.version_info < (3, 12):
+        pytest.skip("sys.monitoring is 3.12+")
+    t = launch(WATCH_TARGET, python, env={"FP_TAKE_TOOLS": "0,1,2,3,4"})
+    proc = start_watch(t.pid, "watch __main__ add -n 1000000")
+    assert hooks_left(profiler, t.pid) == "['tool 5=flight_profiler']"
+    proc.send_signal(signal.SIGINT)
     proc.communicate(timeout=10)
-    deadline = time.monotonic() + 2
-    while hooks_left(profiler, pid) != "[]":
-        assert time.monotonic() < deadline, "the hook outlived the client by 2 s"
-        time.sleep(0.1)
+    assert hooks_left(profiler, t.pid) == "[]"
+    ok(profiler.cmd(t.pid, 'execute "import sys; sys.monitoring.use_tool_id(5, \'late\')"'))
+    err = profiler.cmd(t.pid, "watch __main__ add -n 1").error_line()
+    assert "every sys.monitoring tool id is taken by other tools" in err, err
+    assert ok(profiler.cmd(t.pid, 'execute "import sys; print(sys.monitoring.get_tool(5))"')) \
+        == "late\n"

@@ -1,13 +1,16 @@
 """Target of the watch suite: a "driver" thread calls functions of every
 kind (module function, raising function, method, staticmethod, classmethod,
 coroutine, generator, a function that mutates its argument, one returning
-a huge recursive value) every few milliseconds, forever; the main thread
+a huge recursive value, a nested function, a decorated one, and through
+references stored before any watch: a callback, a bound method, a
+functools.partial) every few milliseconds, forever; the main thread
 parks in time.sleep.  ORIGINALS keeps the objects as they were at start so
 that a test can check from inside that a watch left nothing behind
 (hooks_left()).  Nothing is printed.  Runs on CPython 3.8 and later.
 """
 
 import asyncio
+import functools
 import os
 import sys
 import threading
@@ -42,6 +45,9 @@ class Calc(object):
     def mul(self, x, y=2):
         return x * y
 
+    def tick(self, via):
+        return via
+
     @staticmethod
     def neg(x):
         return -x
@@ -62,18 +68,73 @@ def gen(n):
     return "gen-done"
 
 
+def hit(x, via):
+    return via
+
+
+def outer(n):
+    def inner(k):
+        return k + n
+    return inner(1) * 2
+
+
+def logged(fn):
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        return fn(*args, **kwargs)
+    return wrapper
+
+
+@logged
+def decorated(x):
+    return x + 100
+
+
 CALC = Calc()
 ORIGINALS = {"add": add, "maybe_fail": maybe_fail, "mutate": mutate, "huge": huge,
-             "acoro": acoro, "gen": gen}
+             "acoro": acoro, "gen": gen, "outer": outer, "decorated": decorated, "hit": hit}
 ORIGINAL_CLASS = dict(Calc.__dict__)
+# References taken before any watch: a stored callback, a bound method, a
+# partial.  Observation must see calls made through them too.
+# Nothing calls hit or Calc.tick by its name.
+CALLBACKS = {"hit": hit, "bound": CALC.tick, "partial": functools.partial(hit, via="partial")}
+# Tool ids this program holds itself (FP_TAKE_TOOLS="0,1,..."): a watch must
+# take another one and leave these alone.
+TAKEN = [int(t) for t in os.environ.get("FP_TAKE_TOOLS", "").split(",") if t]
+for _t in TAKEN:
+    sys.monitoring.use_tool_id(_t, "program-%d" % _t)
+
+
+def _codes():
+    out = {}
+    for n, f in ORIGINALS.items():
+        out[n] = f.__code__
+    out["decorated.__wrapped__"] = decorated.__wrapped__.__code__
+    for n, f in ORIGINAL_CLASS.items():
+        f = getattr(f, "__func__", f)
+        if hasattr(f, "__code__"):
+            out["Calc." + n] = f.__code__
+    return out
+
+
+ORIGINAL_CODES = _codes()
 
 
 def hooks_left():
-    """Names whose attribute is no longer the very object it was at start."""
+    """What a watch may have left: attributes or code objects that are not
+    the very objects they were at start, sys.monitoring tool ids held by
+    anyone but this program."""
     g = globals()
     left = [n for n, f in ORIGINALS.items() if g[n] is not f]
     left += ["Calc." + n for n, f in ORIGINAL_CLASS.items() if Calc.__dict__.get(n) is not f]
     left += ["Calc." + n for n in Calc.__dict__ if n not in ORIGINAL_CLASS]
+    codes = _codes()
+    left += ["code " + n for n, c in ORIGINAL_CODES.items() if codes.get(n) is not c]
+    if hasattr(sys, "monitoring"):
+        left += ["tool %d=%s" % (t, sys.monitoring.get_tool(t)) for t in range(6)
+                 if t not in TAKEN and sys.monitoring.get_tool(t) is not None]
+        left += ["lost tool %d" % t for t in TAKEN
+                 if sys.monitoring.get_tool(t) != "program-%d" % t]
     return left
 
 
@@ -96,6 +157,11 @@ def drive():
             pass
         if i % 10 == 0:
             huge()
+        outer(i)
+        decorated(i)
+        CALLBACKS["hit"](i, "callback")
+        CALLBACKS["bound"]("bound")
+        CALLBACKS["partial"](i)
         time.sleep(0.005)
 
 

@@ -1,0 +1,431 @@
+# observe — how the agent sees the calls of one function, compiled into the
+# agent and run in helper.py's namespace (after it).  watch, monitor, tt and
+# trace build on one interface:
+#
+#     h = observe_install(fn, enter, leave, nested=None)
+#     enter(args, kwargs) -> state      in the calling thread, at entry
+#     leave(state, ret, exc)            in the calling thread, at exit
+#     observe_remove(h)
+#
+# The observation is on the function's CODE, not on the attribute that
+# names it, so every reference is observed: a callback stored before the
+# watch, a bound method held elsewhere, functools.partial, the function
+# under a decorator (__wrapped__), every closure made from a nested code.
+#   - 3.12+: sys.monitoring LOCAL events (PY_START, PY_RETURN) on that code
+#     object only (PY_UNWIND, for exits by an exception, exists only as a
+#     process-wide event: see _mon_acquire), under a tool id of our own that was free (never
+#     one a debugger, coverage or profiler holds), released when the last
+#     observation ends.  Code that is not observed pays nothing.
+#   - 3.8-3.11: the function's __code__ is swapped for a trampoline with the
+#     same signature and free variables that calls the original code through
+#     our hook; restored exactly (`fn.__code__ is original`) on removal.
+# args are the values bound to the positional parameters (defaults
+# included) and any extra *args; kwargs the keyword-only parameters and any
+# extra **kwargs: the code sees parameters, not how the caller spelt them.
+# enter and leave never raise into the program: what they raise is dropped.
+# Never hold the GIL long here; never call the program's code.
+
+import sys as _sys
+
+_CO_VARARGS, _CO_VARKEYWORDS = 0x04, 0x08
+_CO_GENERATOR, _CO_COROUTINE, _CO_ASYNC_GENERATOR = 0x20, 0x80, 0x200
+_USE_MONITORING = hasattr(_sys, "monitoring")
+# _caller_stack (helper.py): under sys.monitoring the first frame outside
+# the agent is the observed call itself, not its caller.
+_OBSERVE_SKIPS_CALLEE = _USE_MONITORING
+_TOOL_PREFERENCE = (4, 3, 5, 2, 1, 0)   # the named ids (debugger 0, coverage 1,
+                                         # profiler 2) last
+
+
+class _Obs(object):
+    """One observation: a code object watched for one enter/leave pair."""
+    __slots__ = ("fn", "code", "enter", "leave", "owner", "label")
+
+    def __init__(self, fn, code, enter, leave):
+        self.fn, self.code, self.enter, self.leave = fn, code, enter, leave
+        self.owner = None   # 3.8-3.11: (holder, attribute) whose code we swapped
+        self.label = getattr(code, "co_qualname", code.co_name)
+
+
+def _parameters(code, values):
+    """(args, kwargs) from the parameter values in code's variable order."""
+    n, k = code.co_argcount, code.co_kwonlyargcount
+    names = code.co_varnames
+    args = tuple(values[x] for x in names[:n])
+    kwargs = {x: values[x] for x in names[n:n + k]}
+    i = n + k
+    if code.co_flags & _CO_VARARGS:
+        args += tuple(values[names[i]])
+        i += 1
+    if code.co_flags & _CO_VARKEYWORDS:
+        kwargs.update(values[names[i]])
+    return args, kwargs
+
+
+def _nested_code(code, name):
+    """The code object of the function `name` defined directly in code."""
+    import types
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType) and c.co_name == name:
+            return c
+    return None
+
+
+# ---- 3.12+: sys.monitoring local events --------------------------------------
+
+_mon = {"tool": None, "codes": {}, "frames": {}}
+
+
+def _mon_start(code, offset):
+    obs = _mon["codes"].get(code)
+    if not obs:
+        return
+    f = _sys._getframe(1)
+    try:
+        args, kwargs = _parameters(code, f.f_locals)
+    except BaseException:
+        return
+    states = []
+    for o in obs:
+        try:
+            states.append((o, o.enter(args, kwargs)))
+        except BaseException:
+            pass
+    _mon["frames"][f] = states
+
+
+def _mon_leave(frame, ret, exc):
+    states = _mon["frames"].pop(frame, None)
+    if states:
+        for o, st in states:
+            try:
+                o.leave(st, ret, exc)
+            except BaseException:
+                pass
+
+
+def _mon_return(code, offset, ret):
+    _mon_leave(_sys._getframe(1), ret, None)
+
+
+def _mon_unwind(code, offset, exc):
+    if code in _mon["codes"]:
+        _mon_leave(_sys._getframe(1), None, exc)
+
+
+def _mon_events():
+    E = _sys.monitoring.events
+    return E.PY_START | E.PY_RETURN
+
+
+def _mon_acquire():
+    m = _sys.monitoring
+    if _mon["tool"] is not None:
+        return _mon["tool"]
+    for tid in _TOOL_PREFERENCE:
+        if m.get_tool(tid) is not None:
+            continue
+        try:
+            m.use_tool_id(tid, "flight_profiler")
+        except ValueError:
+            continue
+        E = m.events
+        m.register_callback(tid, E.PY_START, _mon_start)
+        m.register_callback(tid, E.PY_RETURN, _mon_return)
+        m.register_callback(tid, E.PY_UNWIND, _mon_unwind)
+        # PY_UNWIND cannot be a local event (3.12, 3.13): it is set for the
+        # whole process, so a frame of code we do not observe that ends by
+        # an exception pays one dictionary look-up in _mon_unwind.
+        m.set_events(tid, E.PY_UNWIND)
+        _mon["tool"] = tid
+        return tid
+    held = ", ".join("%d=%s" % (t, m.get_tool(t)) for t in range(6))
+    raise WatchError("every sys.monitoring tool id is taken by other tools (%s): "
+                     "nothing can be observed until one is freed" % held)
+
+
+def _mon_release():
+    """Give the tool id back once nothing is observed: callbacks cleared
+    first (3.12 and 3.13's free_tool_id leaves them registered)."""
+    tid = _mon["tool"]
+    if tid is None or _mon["codes"]:
+        return
+    m = _sys.monitoring
+    E = m.events
+    try:
+        m.set_events(tid, 0)
+    except BaseException:
+        pass
+    for ev in (E.PY_START, E.PY_RETURN, E.PY_UNWIND):
+        try:
+            m.register_callback(tid, ev, None)
+        except BaseException:
+            pass
+    try:
+        m.free_tool_id(tid)
+    except BaseException:
+        pass
+    _mon["tool"] = None
+    _mon["frames"].clear()
+
+
+def _mon_install(o):
+    tid = _mon_acquire()
+    codes = _mon["codes"]
+    if o.code not in codes:
+        try:
+            _sys.monitoring.set_local_events(tid, o.code, _mon_events())
+        except BaseException as e:
+            _mon_release()
+            raise WatchError("cannot observe %s: %s" % (o.label, e))
+        codes[o.code] = []
+    # Copy on write: a callback iterating the old list is not disturbed.
+    codes[o.code] = codes[o.code] + [o]
+
+
+def _mon_remove(o):
+    codes = _mon["codes"]
+    left = [x for x in codes.get(o.code, ()) if x is not o]
+    if left:
+        codes[o.code] = left
+    elif o.code in codes:
+        del codes[o.code]
+        try:
+            _sys.monitoring.set_local_events(_mon["tool"], o.code, 0)
+        except BaseException:
+            pass
+    frames = _mon["frames"]
+    for f in [f for f, sts in list(frames.items()) if any(x is o for x, _ in sts)]:
+        sts = [s for s in frames.get(f, ()) if s[0] is not o]
+        if sts:
+            frames[f] = sts
+        else:
+            frames.pop(f, None)
+    _mon_release()
+
+
+# ---- 3.8-3.11: a trampoline __code__ -----------------------------------------
+#
+# The trampoline has the function's signature (so its defaults and keyword
+# rules apply unchanged) and its free variables (so the closure still fits)
+# and calls HOOK, a constant we put in its co_consts.  HOOK calls the
+# original code as a shadow function made with the same globals and
+# closure.  For a nested function (-nm) the closure differs per creation:
+# HOOK then gets the trampoline's own cells first and makes the shadow then.
+
+_HOOK = "\x00fp-observe-hook"
+_tr = {}   # id(code) -> (holder, attr, original code, trampoline, [obs])
+
+
+def _tr_source(code, with_cells):
+    names = code.co_varnames
+    n, p, k = code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount
+    sig, call = [], []
+    for i, x in enumerate(names[:n]):
+        sig.append(x)
+        call.append(x)
+        if p and i == p - 1:
+            sig.append("/")
+    i = n + k
+    if code.co_flags & _CO_VARARGS:
+        sig.append("*" + names[i])
+        call.append("*" + names[i])
+        i += 1
+    elif k:
+        sig.append("*")
+    for x in names[n:n + k]:
+        sig.append(x)
+        call.append("%s=%s" % (x, x))
+    if code.co_flags & _CO_VARKEYWORDS:
+        sig.append("**" + names[i])
+        call.append("**" + names[i])
+    free = list(code.co_freevars)
+    cells = "(lambda: (%s,)).__closure__" % ", ".join(free) if free else "()"
+    if with_cells:
+        call.insert(0, cells)
+    if not with_cells:
+        call.insert(0, "None")
+    invoke = "%r(%s)" % (_HOOK, ", ".join(call))
+    flags = code.co_flags
+    head = "def"
+    if flags & _CO_COROUTINE:
+        head, invoke = "async def", "await " + invoke
+    elif flags & _CO_GENERATOR:
+        invoke = "(yield from %s)" % invoke
+    lines = ["def __fp_outer__():"]
+    if free:
+        lines.append("    %s = None" % " = ".join(free))
+    lines.append("    %s __fp_trampoline__(%s):" % (head, ", ".join(sig)))
+    lines.append("        return " + invoke)
+    if free:   # makes them free variables here, in the same (sorted) order
+        lines.append("        (%s,)" % ", ".join(free))
+    lines.append("    return __fp_trampoline__")
+    return "\n".join(lines) + "\n"
+
+
+def _tr_code(code, hook, with_cells):
+    import types
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")   # "str is not callable": HOOK is replaced
+        outer = compile(_tr_source(code, with_cells), __file__, "exec")
+    outer = next(c for c in outer.co_consts if isinstance(c, types.CodeType))
+    t = next(c for c in outer.co_consts if isinstance(c, types.CodeType))
+    if t.co_freevars != code.co_freevars:
+        raise WatchError("cannot observe %s: its free variables do not fit a trampoline"
+                         % code.co_name)
+    consts = tuple(hook if (type(c) is str and c == _HOOK) else c for c in t.co_consts)
+    kw = {"co_consts": consts, "co_name": code.co_name}
+    if hasattr(code, "co_qualname"):
+        kw["co_qualname"] = code.co_qualname
+    return t.replace(**kw)
+
+
+def _tr_hook(entry, shadow, make):
+    """HOOK for one trampoline: calls the original code as shadow, or for a
+    nested function as make(cells) with the trampoline's own cells.
+    entry[4] is the live list of observations."""
+    kind = entry[2].co_flags
+
+    def begin(args, kwargs):
+        states = []
+        for o in entry[4]:
+            try:
+                states.append((o, o.enter(args, kwargs)))
+            except BaseException:
+                pass
+        return states
+
+    def end(states, ret, exc):
+        for o, st in states:
+            try:
+                o.leave(st, ret, exc)
+            except BaseException:
+                pass
+
+    # Three bodies because `await` and `yield from` are syntax: the cost of
+    # a coroutine or generator covers its whole run, not its creation.
+    if kind & _CO_COROUTINE:
+        async def hook(cells, *args, **kwargs):
+            f = shadow if cells is None else make(cells)
+            sts = begin(args, kwargs)
+            try:
+                r = await f(*args, **kwargs)
+            except BaseException as e:
+                end(sts, None, e)
+                raise
+            end(sts, r, None)
+            return r
+    elif kind & _CO_GENERATOR:
+        def hook(cells, *args, **kwargs):
+            f = shadow if cells is None else make(cells)
+            sts = begin(args, kwargs)
+            try:
+                r = yield from f(*args, **kwargs)
+            except BaseException as e:
+                end(sts, None, e)
+                raise
+            end(sts, r, None)
+            return r
+    else:
+        def hook(cells, *args, **kwargs):
+            f = shadow if cells is None else make(cells)
+            sts = begin(args, kwargs)
+            try:
+                r = f(*args, **kwargs)
+            except BaseException as e:
+                end(sts, None, e)
+                raise
+            end(sts, r, None)
+            return r
+    return hook
+
+
+def _tr_install(o, holder, nested):
+    """holder: the function whose __code__ is swapped: fn itself, or for -nm
+    the outer function, whose new code holds the nested trampoline as the
+    constant the original nested code was."""
+    import types
+    key = id(o.code)
+    entry = _tr.get(key)
+    if entry is None:
+        orig = holder.__code__
+        entry = [holder, orig, o.code, None, []]
+        if nested is None:
+            shadow = types.FunctionType(o.code, holder.__globals__, o.code.co_name,
+                                        None, holder.__closure__)
+            entry[3] = _tr_code(o.code, _tr_hook(entry, shadow, None), False)
+        else:
+            g = holder.__globals__
+
+            def make(cells, code=o.code, g=g):
+                return types.FunctionType(code, g, code.co_name, None, cells or None)
+            t = _tr_code(o.code, _tr_hook(entry, None, make), True)
+            entry[3] = orig.replace(co_consts=tuple(t if c is o.code else c
+                                                    for c in orig.co_consts))
+        holder.__code__ = entry[3]
+        _tr[key] = entry
+    entry[4] = entry[4] + [o]
+
+
+def _tr_remove(o):
+    key = id(o.code)
+    entry = _tr.get(key)
+    if entry is None:
+        return
+    entry[4] = [x for x in entry[4] if x is not o]
+    if entry[4]:
+        return
+    del _tr[key]
+    holder, orig, _, installed = entry[0], entry[1], entry[2], entry[3]
+    # Put the original back unless the program replaced ours meanwhile.
+    if holder.__code__ is installed:
+        holder.__code__ = orig
+
+
+# ---- the interface ----------------------------------------------------------
+
+def observe_install(fn, enter, leave, nested=None):
+    """Observe fn's code (or, with nested, the code of the function named
+    nested defined in fn) with enter/leave; the handle is for
+    observe_remove.  Raises WatchError when it cannot."""
+    import types
+    if not isinstance(fn, types.FunctionType):
+        raise WatchError("%r is not a Python function" % (fn,))
+    code = fn.__code__
+    if not _USE_MONITORING:
+        swapped = [e for e in _tr.values() if e[0] is fn and e[3] is code]
+        if swapped and (nested is not None or swapped[0][1] is not swapped[0][2]):
+            raise WatchError("%s or a function nested in it is observed already: before "
+                             "Python 3.12 only one of them at a time" % code.co_name)
+        if swapped:
+            code = swapped[0][2]   # observe the original with the others
+    if nested is not None:
+        inner = _nested_code(code, nested)
+        if inner is None:
+            raise WatchError("no function '%s' is defined in %s" % (nested, code.co_name))
+        code = inner
+    if code.co_flags & _CO_ASYNC_GENERATOR and not _USE_MONITORING:
+        raise WatchError("%s is an async generator: observed on Python 3.12 and later only"
+                         % code.co_name)
+    o = _Obs(fn, code, enter, leave)
+    if _USE_MONITORING:
+        _mon_install(o)
+    else:
+        _tr_install(o, fn, nested)
+    return o
+
+
+def observe_remove(o):
+    if _USE_MONITORING:
+        _mon_remove(o)
+    else:
+        _tr_remove(o)
+
+
+def observe_status():
+    """What is observed now, for tests and `reset`: tool id, code count."""
+    if _USE_MONITORING:
+        return {"mechanism": "sys.monitoring", "tool_id": _mon["tool"],
+                "codes": len(_mon["codes"]), "in_flight": len(_mon["frames"])}
+    return {"mechanism": "__code__ swap", "tool_id": None, "codes": len(_tr), "in_flight": 0}
