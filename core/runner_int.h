@@ -39,4 +39,12 @@ typedef void (*runner_event_fn)(struct runner *r, void *ctx, const struct proto_
 int runner_stream(struct runner *r, const char *cmd, json_t *args, long timeout_s,
     runner_event_fn on_event, void *ctx, struct proto_msg *endp, char **cause);
 
+/*
+ * -E (--regex) of watch, trace, tt and monitor: list the module's observable
+ * functions from the agent, match the patterns here (core/namematch.h) and
+ * put the picks in args ("targets", "matched").  Nothing without -E.
+ */
+int runner_regex_targets(struct runner *r, const struct cmd_request *req, json_t *args,
+    const char *cmd, char **cause);
+
 #endif

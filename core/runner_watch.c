@@ -7,9 +7,11 @@
 
 #include "core/runner_int.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/model.h"
+#include "core/namematch.h"
 #include "core/render_agent.h"
 #include "core/util.h"
 
@@ -51,6 +53,46 @@ watch_flags(const struct cmd_request *req, json_t *args)
 }
 
 int
+runner_regex_targets(struct runner *r, const struct cmd_request *req, json_t *args,
+    const char *cmd, char **cause)
+{
+	const char *module = command_arg(req, "module"), *cls = command_arg(req, "class");
+	const char *method = command_arg(req, "method");
+	struct proto_msg end;
+	json_t *q, *targets;
+	size_t matched;
+	int rc;
+
+	if (command_opt(req, "--regex") == NULL)
+		return FP_OK;
+	q = json_object();
+	if ((rc = runner_add_str(q, "module", module, cmd, cause)) != FP_OK) {
+		json_decref(q);
+		return rc;
+	}
+	if ((rc = runner_call(r, "names", q, 30000, &end, cause)) != FP_OK)
+		return rc;
+	if (!end.ok) {
+		rc = runner_end_failure(&end, cmd, cause);
+	} else if ((rc = namematch_select(end.data, cls, method, NAMEMATCH_MAX, &targets,
+	    &matched, cause)) == FP_OK) {
+		if (matched == 0)
+			rc = fail(cause, FP_ERR, "%s: no function of module '%s' matches class "
+			    "pattern '%s' and method pattern '%s'", cmd, module, cls ? cls : "",
+			    method);
+		json_object_set_new(args, "targets", targets);
+		json_object_set_new(args, "matched", json_integer((json_int_t)matched));
+	} else {
+		char *m = *cause;
+
+		*cause = xasprintf("%s: %s", cmd, m);
+		free(m);
+	}
+	proto_msg_clear(&end);
+	return rc;
+}
+
+int
 runner_cmd_watch(void *ctx, const struct cmd_request *req, struct sbuf *out, char **cause)
 {
 	struct runner *r = ctx;
@@ -81,6 +123,10 @@ runner_cmd_watch(void *ctx, const struct cmd_request *req, struct sbuf *out, cha
 	runner_value_options(req, args);
 	watch_flags(req, args);
 	json_object_set_new(args, "limit", json_integer(command_int(req, "--limits")));
+	if ((rc = runner_regex_targets(r, req, args, "watch", cause)) != FP_OK) {
+		json_decref(args);
+		return rc;
+	}
 	if ((rc = runner_stream(r, "watch", args, 0, watch_event, &p, &end, cause)) != FP_OK)
 		return rc;
 	if (end.ok) {

@@ -372,7 +372,6 @@ def _asyncio_info(frames, limit):
 from time import monotonic_ns as _ns
 
 _WATCH_QUEUE = 1024         # records waiting for the worker; more are dropped
-_WATCH_MAX_MATCHES = 20     # methods one -E watch may observe
 _STACK_DEPTH = 32
 _watches = {}               # (conn, id) -> _Watch
 
@@ -531,47 +530,12 @@ def _target_of(owner, name, where, strict):
     raise WatchError("'%s' in %s is not a function (it is a %s)" % (name, where, what))
 
 
-def _resolve(modname, cls, method, regex):
+def _resolve(modname, cls, method):
     """[(owner, name, raw, fn, bound, label)] and the count of matches."""
-    if not regex:
-        owner, where = _resolve_owner(modname, cls)
-        raw, fn, bound = _target_of(owner, method, where, True)
-        label = ".".join(p for p in (modname, cls, method) if p)
-        return [(owner, method, raw, fn, bound, label)], 1
-    import re
-    try:
-        mre = re.compile(method)
-        cre = re.compile(cls) if cls else None
-    except re.error as e:
-        raise WatchError("bad pattern: %s" % e)
-    mod = sys.modules.get(modname)
-    if mod is None:
-        raise WatchError("module '%s' is not imported in this process%s"
-                         % (modname, _closest(modname, list(sys.modules))))
-    owners = []
-    if cre is None:
-        owners.append((mod, None))
-    else:
-        for k, v in sorted(vars(mod).items()):
-            if isinstance(k, str) and isinstance(v, type) and cre.fullmatch(k) \
-                    and getattr(v, "__module__", None) == modname:
-                owners.append((v, k))
-    found = []
-    for owner, cname in owners:
-        where = "module '%s'" % modname if cname is None else "class '%s'" % cname
-        for k in sorted(n for n in vars(owner) if isinstance(n, str)):
-            if not mre.fullmatch(k):
-                continue
-            t = _target_of(owner, k, where, False)
-            if t is None:
-                continue
-            if cname is None and getattr(t[1], "__module__", None) != modname:
-                continue
-            found.append((owner, k, t[0], t[1], t[2], ".".join(p for p in (modname, cname, k) if p)))
-    if not found:
-        raise WatchError("no function of module '%s' matches class pattern '%s' and method pattern '%s'"
-                         % (modname, cls or "", method))
-    return found[:_WATCH_MAX_MATCHES], len(found)
+    owner, where = _resolve_owner(modname, cls)
+    raw, fn, bound = _target_of(owner, method, where, True)
+    label = ".".join(p for p in (modname, cls, method) if p)
+    return [(owner, method, raw, fn, bound, label)], 1
 
 
 def _install(w, targets, nested=None, hooks=None):
@@ -684,8 +648,11 @@ def watch_run(conn, rid, spec, record, cancelled):
                 filt = compile(spec["filter"], "<filter>", "eval")
             except SyntaxError as e:
                 raise WatchError("-f is not a valid Python expression: %s" % e.msg)
-        targets, matched = _resolve(spec["module"], spec.get("class"), spec["method"],
-                                    spec.get("regex"))
+        if spec.get("targets") is not None:   # -E, matched by the client
+            targets = resolve_targets(spec["module"], spec["targets"])
+            matched = spec.get("matched", len(targets))
+        else:
+            targets, matched = _resolve(spec["module"], spec.get("class"), spec["method"])
     except WatchError as e:
         return {"ok": False, "message": str(e)}
     w = _Watch(bool(spec.get("before")), bool(spec.get("stack")))

@@ -429,3 +429,59 @@ def observe_status():
         return {"mechanism": "sys.monitoring", "tool_id": _mon["tool"],
                 "codes": len(_mon["codes"]), "in_flight": len(_mon["frames"])}
     return {"mechanism": "__code__ swap", "tool_id": None, "codes": len(_tr), "in_flight": 0}
+
+
+# ---- -E: the names a client may match ---------------------------------------
+#
+# The client matches class and method patterns with PCRE2 (the same engine
+# as the TUI's search), so the agent only lists what could be observed and
+# takes back exact names (spec["targets"]).
+
+_NAMES_MAX = 10000   # names one answer lists at most
+
+
+def observable_names(modname):
+    """{"functions": [...], "classes": [[name, [methods]]], "truncated"}:
+    the observable functions defined by module modname and its classes."""
+    mod = sys.modules.get(modname)
+    if mod is None:
+        raise WatchError("module '%s' is not imported in this process%s"
+                         % (modname, _closest(modname, list(sys.modules))))
+    left = [_NAMES_MAX]
+
+    def functions(owner, where, own):
+        out = []
+        for k in sorted(n for n in vars(owner) if isinstance(n, str)):
+            t = _target_of(owner, k, where, False)
+            if t is None or (own and getattr(t[1], "__module__", None) != modname):
+                continue
+            if left[0] <= 0:
+                break
+            left[0] -= 1
+            out.append(k)
+        return out
+    funcs = functions(mod, "module '%s'" % modname, True)
+    classes = []
+    for k, v in sorted((k, v) for k, v in vars(mod).items() if isinstance(k, str)):
+        if isinstance(v, type) and getattr(v, "__module__", None) == modname and left[0] > 0:
+            classes.append([k, functions(v, "class '%s'" % k, False)])
+    return {"ok": True, "functions": funcs, "classes": classes, "truncated": left[0] <= 0}
+
+
+def observable_names_call(modname):
+    try:
+        return observable_names(modname)
+    except WatchError as e:
+        return {"ok": False, "message": str(e)}
+
+
+def resolve_targets(modname, pairs):
+    """[(owner, name, raw, fn, bound, label)] for the exact (class, method)
+    pairs a client picked; a name gone since it listed them is an error."""
+    out = []
+    for cls, method in pairs:
+        owner, where = _resolve_owner(modname, cls)
+        raw, fn, bound = _target_of(owner, method, where, True)
+        out.append((owner, method, raw, fn, bound,
+                    ".".join(p for p in (modname, cls, method) if p)))
+    return out

@@ -851,7 +851,7 @@ watch_spec(json_t *args)
 {
 	static const char *const keys[] = { "module", "class", "method", "expr", "filter", "nested",
 	    "exception", "success", "before", "stack", "regex", "limit", "entrance_ms",
-	    "max_depth" };
+	    "max_depth", "targets", "matched" };
 	json_t *spec = json_object();
 	size_t i;
 
@@ -874,13 +874,28 @@ json_to_py(json_t *j)
 	return r;
 }
 
+/* end as it is, or a "notfound" error when the helper answered ok: False. */
+static json_t *
+helper_refused(uint64_t id, json_t *end, const char *fallback)
+{
+	json_t *data = json_object_get(end, "data"), *e;
+	const char *m;
+
+	if (!json_is_false(json_object_get(data, "ok")))
+		return end;
+	m = json_string_value(json_object_get(data, "message"));
+	e = proto_new_end_error(id, "notfound", m ? m : fallback);
+	json_decref(end);
+	return e;
+}
+
 /* watch and trace: helper function run(conn, id, spec, record, cancelled). */
 static json_t *
 do_observe(struct agent_job *job, const char *run)
 {
 	struct watch_sink *w;
 	PyObject *cap = NULL, *rec = NULL, *can = NULL, *spec = NULL, *r = NULL;
-	json_t *end = NULL, *data, *s;
+	json_t *end = NULL, *s;
 
 	if (arg_str(job->args, "module") == NULL || arg_str(job->args, "method") == NULL)
 		return end_errorf(job->id, "usage", "%s needs a module and a method", job->cmd);
@@ -914,16 +929,19 @@ do_observe(struct agent_job *job, const char *run)
 	Py_XDECREF(cap);
 	if (r == NULL)
 		return end;
-	end = helper_result(job->id, r);
-	data = json_object_get(end, "data");
-	if (json_is_false(json_object_get(data, "ok"))) {
-		const char *m = json_string_value(json_object_get(data, "message"));
-		json_t *e = end_errorf(job->id, "notfound", "%s", m ? m : "watch failed");
+	return helper_refused(job->id, helper_result(job->id, r), "watch failed");
+}
 
-		json_decref(end);
-		end = e;
-	}
-	return end;
+/* names: the observable functions of a module, for a client's -E (observe.py). */
+static json_t *
+do_names(struct agent_job *job)
+{
+	const char *module = arg_str(job->args, "module");
+
+	if (module == NULL)
+		return proto_new_end_error(job->id, "usage", "names needs a module");
+	return helper_refused(job->id, helper_result(job->id, helper_call("observable_names_call",
+	    Py_BuildValue("(s)", module))), "names failed");
 }
 
 static json_t *
@@ -954,6 +972,7 @@ static const struct agent_command commands[] = {
 	{ "watch", do_watch, true },
 	{ "torch", agent_torch_run, true },
 	{ "trace", do_trace, true },
+	{ "names", do_names, false },
 	{ "cancel", NULL, false },
 };
 

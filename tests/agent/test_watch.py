@@ -120,6 +120,20 @@ def test_watch_before_stack_regex_and_truncation(profiler, target):
     out = ok(profiler.cmd(pid, "watch __main__ Calc n.* -E -n 2"))
     assert out.startswith("Pattern matched 2 methods; watching 2 (Ctrl-C to stop):\n"
                           "  __main__.Calc.named\n  __main__.Calc.neg\n"), out
+    # PCRE2 on the client: its syntax, whole names, bad patterns as usage errors.
+    out = ok(profiler.cmd(pid, r"watch __main__ (?i)CALC '(?:mu|ne)\w' -E -n 1"))
+    assert out.startswith("Pattern matched 2 methods; watching 2 (Ctrl-C to stop):\n"
+                          "  __main__.Calc.mul\n  __main__.Calc.neg\n"), out
+    out = ok(profiler.cmd(pid, r"watch __main__ '\w+' -E -n 1"))
+    m = re.match(r"^Pattern matched (\d+) methods; watching (\d+) ", out)
+    assert m and m.group(1) == m.group(2) and "\n  __main__.hooks_left\n" in out, out
+    r = profiler.cmd(pid, "watch __main__ Calc mu -E -n 1")
+    assert r.code == EXIT_OTHER and r.error_line() == (
+        "flight_profiler: watch: no function of module '__main__' matches class pattern "
+        "'Calc' and method pattern 'mu'"), r.describe()
+    r = profiler.cmd(pid, "watch __main__ Calc 'mu(' -E -n 1")
+    assert r.code == EXIT_USAGE and "bad method pattern at offset 3" in r.error_line(), \
+        r.describe()
     out = ok(profiler.cmd(pid, "watch __main__ huge -n 1 -x 4 --expr return_obj"))
     assert "... 4990 more items]" in out and "<recursive dict at 0x" in out
     assert len(out) < 20000
