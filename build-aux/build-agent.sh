@@ -28,6 +28,7 @@ embed memhelper
 embed torchhelper
 embed tracehelper
 embed observe
+embed monitor
 # shellcheck disable=SC2086
 $cc -std=gnu11 -shared -fPIC -fvisibility=hidden -Wno-deprecated-declarations \
 	$cflags -DFP_AGENT_BUILD="\"cp3$minor $2 $(date -u +%Y-%m-%d)\"" \

@@ -476,14 +476,19 @@ static struct cmd_spec cmd_monitor = {
 	.summary = "calls, failures and cost (average, min, max, p99) of a method, per cycle",
 	.params = observed_params, .nparams = FP_NELEM(observed_params),
 	.options = monitor_options, .noptions = FP_NELEM(monitor_options),
-	.flags = CMD_PLANNED,
+	.run = runner_cmd_monitor,
+};
+
+static const struct cmd_option reset_options[] = {
+	FLAG("-a", "--all", "of every client of the process, not only this one"),
 };
 
 static struct cmd_spec cmd_reset = {
 	.name = "reset",
-	.usage = "",
+	.usage = "[-a]",
 	.summary = "remove every watch, trace, tt and monitor of this client now",
-	.flags = CMD_PLANNED,
+	.options = reset_options, .noptions = FP_NELEM(reset_options),
+	.run = runner_cmd_reset,
 };
 
 /* ---- perf, gilstat (issue 11) ------------------------------------------------------ */

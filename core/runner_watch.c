@@ -132,6 +132,9 @@ runner_cmd_watch(void *ctx, const struct cmd_request *req, struct sbuf *out, cha
 	if (end.ok) {
 		long long dropped = json_integer_value(json_object_get(end.data, "dropped"));
 
+		if (json_is_true(json_object_get(end.data, "reset")))
+			sbuf_addf(out, "watch: removed by reset after %lld call%s\n", p.shown,
+			    p.shown == 1 ? "" : "s");
 		if (dropped > 0)
 			sbuf_addf(out, "watch: %lld calls were dropped (they came faster than they "
 			    "could be formatted)\n", dropped);

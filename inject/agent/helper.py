@@ -648,11 +648,7 @@ def watch_run(conn, rid, spec, record, cancelled):
                 filt = compile(spec["filter"], "<filter>", "eval")
             except SyntaxError as e:
                 raise WatchError("-f is not a valid Python expression: %s" % e.msg)
-        if spec.get("targets") is not None:   # -E, matched by the client
-            targets = resolve_targets(spec["module"], spec["targets"])
-            matched = spec.get("matched", len(targets))
-        else:
-            targets, matched = _resolve(spec["module"], spec.get("class"), spec["method"])
+        targets, matched = spec_targets(spec)
     except WatchError as e:
         return {"ok": False, "message": str(e)}
     w = _Watch(bool(spec.get("before")), bool(spec.get("stack")))
@@ -661,14 +657,15 @@ def watch_run(conn, rid, spec, record, cancelled):
     g = {"__builtins__": builtins}
     shown = 0
     _watches[(conn, rid)] = w
+    nested = spec.get("nested")
+    labels = [t[5] + ("." + nested if nested else "") for t in targets]
+    token = instrument_add(conn, "watch", ", ".join(labels), lambda: _remove(w))
     try:
-        nested = spec.get("nested")
         _install(w, targets, nested)
-        record({"started": True, "matched": matched,
-                "observed": [t[5] + ("." + nested if nested else "") for t in targets]}, [])
+        record({"started": True, "matched": matched, "observed": labels}, [])
         reported_drops = 0
         while shown < limit:
-            if cancelled():
+            if cancelled() or not w.active:   # not active: `reset` removed it
                 break
             if not w.queue:
                 time.sleep(0.01)
@@ -708,7 +705,11 @@ def watch_run(conn, rid, spec, record, cancelled):
             shown += 1
             meta["index"] = shown
             record(meta, values)
-        return {"ok": True, "shown": shown, "dropped": w.dropped, "matched": matched}
+        return {"ok": True, "shown": shown, "dropped": w.dropped, "matched": matched,
+                "reset": not w.active}
+    except WatchError as e:   # observe.py could not observe one of them
+        return {"ok": False, "message": str(e)}
     finally:
         _watches.pop((conn, rid), None)
         _remove(w)
+        instrument_drop(conn, token)

@@ -485,3 +485,12 @@ def resolve_targets(modname, pairs):
         out.append((owner, method, raw, fn, bound,
                     ".".join(p for p in (modname, cls, method) if p)))
     return out
+
+
+def spec_targets(spec):
+    """A request's targets and how many matched: the client's -E picks
+    (spec["targets"]) or its one module [class] method."""
+    if spec.get("targets") is not None:
+        targets = resolve_targets(spec["module"], spec["targets"])
+        return targets, spec.get("matched", len(targets))
+    return _resolve(spec["module"], spec.get("class"), spec["method"])

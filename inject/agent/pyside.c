@@ -24,6 +24,7 @@
 #include "helper_py.h"		/* generated from helper.py: helper_py_source */
 #include "tracehelper_py.h"	/* generated from tracehelper.py */
 #include "observe_py.h"		/* observe.py (run in helper's namespace): observe_py_source */
+#include "monitor_py.h"		/* monitor.py (the same): monitor_py_source */
 
 #define HELPER_FILE "<flight_profiler agent>"
 #define OUTPUT_LIMIT (1 << 20)	/* characters of output kept per statement */
@@ -267,7 +268,8 @@ helper_ready(char **why)
 		return true;
 	if ((g = agent_py_namespace(helper_py_source, "_flight_profiler_agent", why)) == NULL)
 		return false;
-	if (!agent_py_exec(g, observe_py_source, HELPER_FILE) || !agent_trace_export(g) ||
+	if (!agent_py_exec(g, observe_py_source, HELPER_FILE) ||
+	    !agent_py_exec(g, monitor_py_source, HELPER_FILE) || !agent_trace_export(g) ||
 	    !agent_py_exec(g, tracehelper_py_source, HELPER_FILE)) {
 		*why = fmt_exception();
 		Py_DECREF(g);
@@ -851,7 +853,7 @@ watch_spec(json_t *args)
 {
 	static const char *const keys[] = { "module", "class", "method", "expr", "filter", "nested",
 	    "exception", "success", "before", "stack", "regex", "limit", "entrance_ms",
-	    "max_depth", "targets", "matched" };
+	    "max_depth", "targets", "matched", "cycle" };
 	json_t *spec = json_object();
 	size_t i;
 
@@ -889,7 +891,10 @@ helper_refused(uint64_t id, json_t *end, const char *fallback)
 	return e;
 }
 
-/* watch and trace: helper function run(conn, id, spec, record, cancelled). */
+/*
+ * watch, trace and monitor: run helper function run(conn, id, spec, record,
+ * cancelled) until it ends; its instrumentation is removed on every path.
+ */
 static json_t *
 do_observe(struct agent_job *job, const char *run)
 {
@@ -929,7 +934,21 @@ do_observe(struct agent_job *job, const char *run)
 	Py_XDECREF(cap);
 	if (r == NULL)
 		return end;
-	return helper_refused(job->id, helper_result(job->id, r), "watch failed");
+	return helper_refused(job->id, helper_result(job->id, r), "failed");
+}
+
+static json_t *
+do_monitor(struct agent_job *job)
+{
+	return do_observe(job, "monitor_run");
+}
+
+/* reset: remove every instrumentation of this connection (all: of every one). */
+static json_t *
+do_reset(struct agent_job *job)
+{
+	return helper_result(job->id, helper_call("reset_run", Py_BuildValue("(KO)",
+	    (unsigned long long)job->conn, arg_bool(job->args, "all") ? Py_True : Py_False)));
 }
 
 /* names: the observable functions of a module, for a client's -E (observe.py). */
@@ -973,6 +992,8 @@ static const struct agent_command commands[] = {
 	{ "torch", agent_torch_run, true },
 	{ "trace", do_trace, true },
 	{ "names", do_names, false },
+	{ "monitor", do_monitor, true },
+	{ "reset", do_reset, false },
 	{ "cancel", NULL, false },
 };
 
@@ -1070,6 +1091,11 @@ agent_py_drop_conn(uint64_t conn)
 	if (helper != NULL)
 		Py_XDECREF(helper_call("watch_stop", Py_BuildValue("(KO)", (unsigned long long)conn,
 		    Py_None)));
+	PyErr_Clear();
+	/* And every other instrumentation it registered (monitor, tt, trace). */
+	if (helper != NULL)
+		Py_XDECREF(helper_call("reset_run", Py_BuildValue("(KO)", (unsigned long long)conn,
+		    Py_False)));
 	PyErr_Clear();
 	PyGILState_Release(g);
 }

@@ -196,7 +196,8 @@ def test_caps_are_the_commands_it_runs(python, agent_target, profiler, tmp_path)
     try:
         caps = s.hello()["caps"]
         assert caps == ["getglobal", "vmtool", "module", "execute", "console", "threads",
-                        "mem", "watch", "torch", "trace", "names", "cancel"], caps
+                        "mem", "watch", "torch", "trace", "names", "monitor", "reset",
+                        "cancel"], caps
         for rid, cmd in enumerate(caps, 1):
             if cmd == "cancel":
                 continue

@@ -274,11 +274,11 @@ test_help(void)
 	static const char *const built[] = {
 		"help", "stack", "perf", "gilstat", "getglobal", "vmtool", "module", "console",
 		"execute", "mem", "watch", "torch",
-		"trace",
+		"trace", "monitor", "reset",
 	};
 	static const char *const tui[] = { "quit", "save", "theme", "delay", "flame" };
 	static const char *const planned[] = {
-		"tt", "monitor", "reset",
+		"tt",
 	};
 	const struct cmd_spec *const *all;
 	struct sbuf out = { 0 };
@@ -863,8 +863,9 @@ test_monitor_reset(void)
 	parse_fails("monitor m f -n 0", "monitor: -n wants a number of cycles from 1 up, not '0'");
 
 	parses("reset", "reset()");
-	parse_fails("reset x", "reset: expected 0 arguments, got 1 (usage: reset)");
-	parse_fails("reset -a", "reset: unknown option '-a' (usage: reset)");
+	parse_fails("reset x", "reset: expected 0 arguments, got 1 (usage: reset [-a])");
+	parses("reset -a", "reset() --all");
+	parse_fails("reset -x", "reset: unknown option '-x' (usage: reset [-a])");
 }
 
 #define PERF_USAGE "(usage: perf [pid] [-f FILE] [-r HZ] [-d SECONDS] [--mode MODE] " \
@@ -1039,8 +1040,6 @@ test_planned(void)
 		"tt -t __main__ func",
 		"tt -l",
 		"tt",
-		"monitor m f -c 5",
-		"reset",
 	};
 	struct sbuf out = { 0 };
 	char *cause = NULL;

@@ -1,0 +1,108 @@
+/*
+ * runner_monitor — `monitor` and `reset`.  monitor is one streaming
+ * request whose events are rows per cycle (core/model_monitor.h), printed
+ * as they arrive; -n N ends it in the agent, Ctrl-C cancels it, `reset`
+ * (from this client, or `reset --all` from any) removes it, and either way
+ * the agent stops observing.
+ */
+#include "config.h"
+
+#include "core/runner_int.h"
+
+#include <string.h>
+
+#include "core/model_monitor.h"
+#include "core/termsafe.h"
+
+struct monitor_progress {
+	long long cycles;
+	long long header_cycle;	/* the cycle whose rows came under the last header */
+};
+
+static void
+monitor_event(struct runner *r, void *ctx, const struct proto_msg *msg)
+{
+	struct monitor_progress *p = ctx;
+	struct monitor_row m;
+	struct sbuf out = { 0 };
+	bool header;
+
+	if (msg->type != PROTO_EVENT || !json_is_object(msg->data))
+		return;
+	monitor_row_parse(msg->data, &m);
+	/* A header over the first cycle's rows, and again every 20 cycles. */
+	header = !m.started && m.cycle != p->header_cycle && (m.cycle - 1) % 20 == 0;
+	if (header)
+		p->header_cycle = m.cycle;
+	if (!m.started && m.cycle > p->cycles)
+		p->cycles = m.cycle;
+	monitor_row_render(&out, &m, header);
+	monitor_row_clear(&m);
+	if (out.s != NULL)
+		runner_write(r, out.s);
+	sbuf_free(&out);
+}
+
+int
+runner_cmd_monitor(void *ctx, const struct cmd_request *req, struct sbuf *out, char **cause)
+{
+	struct runner *r = ctx;
+	struct monitor_progress p = { 0, 0 };
+	struct proto_msg end;
+	json_t *args = json_object();
+	const char *limit = command_opt(req, "--limits");
+	int rc;
+
+	if ((rc = runner_add_str(args, "module", command_arg(req, "module"), "monitor", cause)) ||
+	    (rc = runner_add_str(args, "class", command_arg(req, "class"), "monitor", cause)) ||
+	    (rc = runner_add_str(args, "method", command_arg(req, "method"), "monitor", cause)) ||
+	    (rc = runner_regex_targets(r, req, args, "monitor", cause))) {
+		json_decref(args);
+		return rc;
+	}
+	json_object_set_new(args, "cycle", json_real(command_number(req, "--cycle")));
+	if (limit != NULL)
+		json_object_set_new(args, "limit", json_integer(command_int(req, "--limits")));
+	if ((rc = runner_stream(r, "monitor", args, 0, monitor_event, &p, &end, cause)) != FP_OK)
+		return rc;
+	if (end.ok && json_is_true(json_object_get(end.data, "reset")))
+		sbuf_addf(out, "monitor: removed by reset after %lld cycle%s\n", p.cycles,
+		    p.cycles == 1 ? "" : "s");
+	else if (!end.ok && strcmp(end.kind, "cancelled") == 0)
+		sbuf_addf(out, "monitor: stopped after %lld cycle%s; the hooks are removed\n",
+		    p.cycles, p.cycles == 1 ? "" : "s");
+	else if (!end.ok)
+		rc = runner_end_failure(&end, "monitor", cause);
+	proto_msg_clear(&end);
+	return rc;
+}
+
+int
+runner_cmd_reset(void *ctx, const struct cmd_request *req, struct sbuf *out, char **cause)
+{
+	struct runner *r = ctx;
+	struct proto_msg end;
+	json_t *args = json_object(), *removed, *v;
+	size_t i;
+	int rc;
+
+	json_object_set_new(args, "all", json_boolean(command_opt(req, "--all") != NULL));
+	if ((rc = runner_call(r, "reset", args, 30000, &end, cause)) != FP_OK)
+		return rc;
+	if (!end.ok) {
+		rc = runner_end_failure(&end, "reset", cause);
+		proto_msg_clear(&end);
+		return rc;
+	}
+	removed = json_object_get(end.data, "removed");
+	if (json_array_size(removed) == 0)
+		sbuf_add(out, "reset: nothing was observed\n");
+	else
+		sbuf_addf(out, "reset: removed %zu instrumentation%s:\n", json_array_size(removed),
+		    json_array_size(removed) == 1 ? "" : "s");
+	json_array_foreach(removed, i, v)
+		if (json_is_string(v))
+			termsafe_addf(out, "  %s\n", json_string_value(v));
+	proto_msg_clear(&end);
+	return FP_OK;
+}
