@@ -47,21 +47,6 @@ class _Obs(object):
         self.label = getattr(code, "co_qualname", code.co_name)
 
 
-def _parameters(code, values):
-    """(args, kwargs) from the parameter values in code's variable order."""
-    n, k = code.co_argcount, code.co_kwonlyargcount
-    names = code.co_varnames
-    args = tuple(values[x] for x in names[:n])
-    kwargs = {x: values[x] for x in names[n:n + k]}
-    i = n + k
-    if code.co_flags & _CO_VARARGS:
-        args += tuple(values[names[i]])
-        i += 1
-    if code.co_flags & _CO_VARKEYWORDS:
-        kwargs.update(values[names[i]])
-    return args, kwargs
-
-
 def _nested_code(code, name):
     """The code object of the function `name` defined directly in code."""
     import types
@@ -76,13 +61,41 @@ def _nested_code(code, name):
 _mon = {"tool": None, "codes": {}, "frames": {}}
 
 
+def _param_names(code):
+    """(positional names, keyword-only names, *name or None, **name or None)."""
+    n, k = code.co_argcount, code.co_kwonlyargcount
+    names = code.co_varnames
+    i = n + k
+    star = dstar = None
+    if code.co_flags & _CO_VARARGS:
+        star = names[i]
+        i += 1
+    if code.co_flags & _CO_VARKEYWORDS:
+        dstar = names[i]
+    return names[:n], names[n:n + k], star, dstar
+
+
+# The hot path binds what it uses once: the tables are never replaced.
+_mon_codes = _mon["codes"]     # code -> (observations, *_param_names(code))
+_mon_frames = _mon["frames"]   # frame -> [(observation, state)]
+_mon_code_get = _mon_codes.get
+_getframe = _sys._getframe
+
+
 def _mon_start(code, offset):
-    obs = _mon["codes"].get(code)
-    if not obs:
+    e = _mon_code_get(code)
+    if e is None:
         return
-    f = _sys._getframe(1)
+    f = _getframe(1)
+    obs, pos, kwo, star, dstar = e
     try:
-        args, kwargs = _parameters(code, f.f_locals)
+        loc = f.f_locals
+        args = tuple([loc[x] for x in pos])
+        kwargs = {x: loc[x] for x in kwo} if kwo else {}
+        if star is not None:
+            args += tuple(loc[star])
+        if dstar is not None:
+            kwargs.update(loc[dstar])
     except BaseException:
         return
     states = []
@@ -91,11 +104,11 @@ def _mon_start(code, offset):
             states.append((o, o.enter(args, kwargs)))
         except BaseException:
             pass
-    _mon["frames"][f] = states
+    _mon_frames[f] = states
 
 
 def _mon_leave(frame, ret, exc):
-    states = _mon["frames"].pop(frame, None)
+    states = _mon_frames.pop(frame, None)
     if states:
         for o, st in states:
             try:
@@ -105,12 +118,12 @@ def _mon_leave(frame, ret, exc):
 
 
 def _mon_return(code, offset, ret):
-    _mon_leave(_sys._getframe(1), ret, None)
+    _mon_leave(_getframe(1), ret, None)
 
 
 def _mon_unwind(code, offset, exc):
-    if code in _mon["codes"]:
-        _mon_leave(_sys._getframe(1), None, exc)
+    if code in _mon_codes:
+        _mon_leave(_getframe(1), None, exc)
 
 
 def _mon_events():
@@ -171,30 +184,32 @@ def _mon_release():
 
 def _mon_install(o):
     tid = _mon_acquire()
-    codes = _mon["codes"]
+    codes = _mon_codes
     if o.code not in codes:
         try:
             _sys.monitoring.set_local_events(tid, o.code, _mon_events())
         except BaseException as e:
             _mon_release()
             raise WatchError("cannot observe %s: %s" % (o.label, e))
-        codes[o.code] = []
-    # Copy on write: a callback iterating the old list is not disturbed.
-    codes[o.code] = codes[o.code] + [o]
+        codes[o.code] = ((),) + _param_names(o.code)
+    # Copy on write: a callback iterating the old entry is not disturbed.
+    e = codes[o.code]
+    codes[o.code] = (e[0] + (o,),) + e[1:]
 
 
 def _mon_remove(o):
-    codes = _mon["codes"]
-    left = [x for x in codes.get(o.code, ()) if x is not o]
+    codes = _mon_codes
+    e = codes.get(o.code)
+    left = tuple(x for x in (e[0] if e else ()) if x is not o)
     if left:
-        codes[o.code] = left
-    elif o.code in codes:
+        codes[o.code] = (left,) + e[1:]
+    elif e is not None:
         del codes[o.code]
         try:
             _sys.monitoring.set_local_events(_mon["tool"], o.code, 0)
         except BaseException:
             pass
-    frames = _mon["frames"]
+    frames = _mon_frames
     for f in [f for f, sts in list(frames.items()) if any(x is o for x, _ in sts)]:
         sts = [s for s in frames.get(f, ()) if s[0] is not o]
         if sts:

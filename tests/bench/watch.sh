@@ -5,6 +5,9 @@
 # Python decorator doing the same capture (decorated), all measured by the
 # target itself in the same run (tests/bench/watch_target.py).
 #
+# Then the mechanism alone (tests/bench/observe_cost.py: no agent, no
+# worker formatting records on the target's GIL).
+#
 # Not pass/fail: prints the numbers and the ratios.  The issue's budget:
 # watch's added cost <= 1/2 of the decorator's; after the watch, tiny() is
 # back to plain's cost.
@@ -12,9 +15,17 @@ set -eu
 builddir=${FP_BUILDDIR:-$(pwd)}
 srcdir=${FP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 bin="$builddir/flight_profiler"
-py=${1:-$(grep ' 3\.11\.' "$builddir/pythons.list" | tail -1 | cut -d' ' -f5)}
-[ -n "$py" ] || py=$(tail -1 "$builddir/pythons.list" | cut -d' ' -f5)
 [ -x "$bin" ] || { echo "build first: make" >&2; exit 1; }
+# No interpreter named: the issue's two, 3.11 (__code__ swap) and 3.13
+# (sys.monitoring), one after the other.
+if [ $# -eq 0 ]; then
+	for v in 3.11 3.13; do
+		p=$(grep " $v\." "$builddir/pythons.list" | tail -1 | cut -d' ' -f5)
+		if [ -n "$p" ]; then "$0" "$p"; else echo "no CPython $v in pythons.list"; fi
+	done
+	exit 0
+fi
+py=$1
 work=$(mktemp -d)
 target="" watcher=""
 cleanup() {
@@ -69,3 +80,5 @@ awk -v bt="$before_tiny" -v bp="$before_plain" -v d="$deco" -v dt="$during_tiny"
 	    dt - dp, d - bp, (dt - dp) / (d - bp)
 	printf "after the watch / before:   %.2fx (plain: %.2fx)\n", at / bt, ap / bp
 }'
+echo "mechanism alone (best of 5 rounds of 200,000 calls):"
+"$py" "$srcdir/tests/bench/observe_cost.py" | sed 's/^/  /'

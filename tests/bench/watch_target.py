@@ -6,11 +6,11 @@ result, a monotonic time, into a bounded deque), and prints one line per
 round: "round N tiny NS plain NS decorated NS" (nanoseconds per call).
 The main thread parks in time.sleep (a safe point for the injector)."""
 
-import collections
-import functools
 import sys
 import threading
 import time
+
+from _capture import capture  # the plain decorator watch is compared with
 
 CALLS = 100000
 
@@ -21,18 +21,6 @@ def tiny(x):
 
 def plain(x):
     return x + 1
-
-
-def capture(fn):
-    q = collections.deque(maxlen=1024)
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        t0 = time.monotonic_ns()
-        r = fn(*args, **kwargs)
-        q.append((t0, time.monotonic_ns() - t0, args, kwargs, r))
-        return r
-    return wrapper
 
 
 @capture
