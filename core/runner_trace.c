@@ -61,7 +61,10 @@ runner_cmd_trace(void *ctx, const struct cmd_request *req, struct sbuf *out, cha
 	json_object_set_new(args, "entrance_ms",
 	    json_real(command_number(req, "--entrance_time")));
 	json_object_set_new(args, "max_depth", json_integer(command_int(req, "--depth")));
-	json_object_set_new(args, "regex", json_boolean(command_opt(req, "--regex") != NULL));
+	if ((rc = runner_regex_targets(r, req, args, "trace", cause)) != FP_OK) {
+		json_decref(args);
+		return rc;
+	}
 	json_object_set_new(args, "limit", json_integer(command_int(req, "--limits")));
 	if ((rc = runner_stream(r, "trace", args, 0, trace_event, &shown, &end, cause)) != FP_OK)
 		return rc;

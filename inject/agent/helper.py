@@ -578,7 +578,7 @@ def observe(modname, cls, method, nested, enter, leave):
     enter(args, kwargs) -> state at entry and leave(state, ret, exc) at exit,
     on the calling thread (neither may raise).  A handle for unobserve();
     raises WatchError saying why it cannot."""
-    targets, _ = _resolve(modname, cls, method, False)
+    targets, _ = _resolve(modname, cls, method)
     w = _Watch(False, False)
     _install(w, targets, nested, (enter, leave))
     return w

@@ -101,10 +101,7 @@ def trace_run(conn, rid, spec, record, cancelled):
                 filt = compile(spec["filter"], "<filter>", "eval")
             except SyntaxError as e:
                 raise WatchError("-f is not a valid Python expression: %s" % e.msg)
-        if spec.get("nested"):
-            raise WatchError("-nm (nested functions) is not supported by this agent yet")
-        targets, matched = _resolve(spec["module"], spec.get("class"), spec["method"],
-                                    spec.get("regex"))
+        targets, matched = spec_targets(spec)
     except WatchError as e:
         return {"ok": False, "message": str(e)}
     w = _Trace(_fp_trace_session(int(spec.get("max_depth") or 0)), filt,
@@ -112,13 +109,16 @@ def trace_run(conn, rid, spec, record, cancelled):
     limit = spec.get("limit", 10)
     shown = 0
     _watches[(conn, rid)] = w
+    nested = spec.get("nested")
+    labels = [t[5] + ("." + nested if nested else "") for t in targets]
+    token = instrument_add(conn, "trace", ", ".join(labels), lambda: _remove(w))
     try:
-        _install(w, targets)
-        record({"started": True, "matched": matched, "observed": [t[5] for t in targets]}, [])
+        _install(w, targets, nested)
+        record({"started": True, "matched": matched, "observed": labels}, [])
         reported_drops = 0
         reported_filter = None
         while shown < limit:
-            if cancelled():
+            if cancelled() or not w.active:   # not active: `reset` removed it
                 break
             if not w.queue:
                 time.sleep(0.01)
@@ -138,7 +138,8 @@ def trace_run(conn, rid, spec, record, cancelled):
             meta["index"] = shown
             record(meta, rec)
         return {"ok": True, "shown": shown, "dropped": w.dropped, "matched": matched,
-                "filter_error": w.filter_error}
+                "filter_error": w.filter_error, "reset": not w.active}
     finally:
+        instrument_drop(conn, token)
         _watches.pop((conn, rid), None)
         _remove(w)
