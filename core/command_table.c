@@ -606,11 +606,14 @@ static const struct cmd_param mem_sites_params[] = {
 static const struct cmd_option mem_sites_options[] = {
 	{ "-f", "--frames", "N", "with start: keep N frames of each allocation's traceback",
 	    CMD_INT, 1, 100, "1", NULL, "a number of frames from 1 to 100" },
+	{ "-i", "--interval", "SECONDS", "with diff: wait SECONDS first; without a start in this "
+	    "session, start before and stop after (one command, as --cmd needs)", CMD_NUMBER, 0.1,
+	    86400, NULL, NULL, "seconds from 0.1 to 86400" },
 };
 
 static struct cmd_spec cmd_mem_sites = {
 	.name = "mem sites",
-	.usage = "start [-f N] | diff | stop",
+	.usage = "start [-f N] | diff [-i SECONDS [-f N]] | stop",
 	.summary = "allocation sites (file:line) through tracemalloc, and what grew",
 	.params = mem_sites_params, .nparams = FP_NELEM(mem_sites_params),
 	.options = mem_sites_options, .noptions = FP_NELEM(mem_sites_options),
@@ -631,7 +634,7 @@ static struct cmd_spec *const mem_subs[] = {
 static struct cmd_spec cmd_mem = {
 	.name = "mem",
 	.usage = "summary [--limit N] [--order ORDER] | diff [--interval SECONDS] [--limit N] "
-	    "[--order ORDER] | sites start [-f N] | sites diff | sites stop | rss",
+	    "[--order ORDER] | sites start [-f N] | sites diff [-i SECONDS] | sites stop | rss",
 	.summary = "where the memory went: by type, between two points, by allocation site",
 	.subs = mem_subs, .nsubs = FP_NELEM(mem_subs),
 };

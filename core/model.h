@@ -248,6 +248,9 @@ struct mem_sites {
 	bool was_tracing;		/* start: the program traced already (left as it was) */
 	bool ours;			/* diff: we started tracemalloc */
 	bool stopped;			/* stop: we stopped it (else it was the program's) */
+	bool shared;			/* start: another client of ours runs it already */
+	long long others;		/* stop: clients of ours still using it */
+	bool one_shot;			/* diff -i: started and stopped around it */
 	long long frames, total_sites;
 	struct mem_site *rows;
 	size_t nrows;

@@ -87,6 +87,9 @@ mem_sites_parse(json_t *data)
 	m->was_tracing = json_is_true(json_object_get(data, "was_tracing"));
 	m->ours = json_is_true(json_object_get(data, "ours"));
 	m->stopped = json_is_true(json_object_get(data, "stopped"));
+	m->shared = json_is_true(json_object_get(data, "shared"));
+	m->others = num(data, "others");
+	m->one_shot = json_is_true(json_object_get(data, "one_shot"));
 	m->frames = num(data, "frames");
 	m->total_sites = num(data, "total_sites");
 	m->rows = xcalloc(json_array_size(rows) + 1, sizeof *m->rows);

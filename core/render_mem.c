@@ -114,22 +114,32 @@ render_mem_sites(struct sbuf *out, const struct mem_sites *m)
 	size_t i;
 
 	if (strcmp(m->what, "start") == 0) {
-		if (m->was_tracing)
+		if (m->shared)
+			sbuf_addf(out, "tracemalloc already running for another flight_profiler client "
+			    "(%lld frames); it stops when the last of us stops or leaves\n", m->frames);
+		else if (m->was_tracing)
 			sbuf_addf(out, "tracemalloc was already running (%lld frames): left as the "
 			    "program set it; `mem sites diff` compares against a snapshot taken now\n",
 			    m->frames);
 		else
 			sbuf_addf(out, "tracemalloc started (%lld frames per allocation); `mem sites "
-			    "diff` shows what grew since now, `mem sites stop` stops it\n", m->frames);
+			    "diff` shows what grew since now, `mem sites stop` (or leaving) stops it\n",
+			    m->frames);
 		return;
 	}
 	if (strcmp(m->what, "stop") == 0) {
-		sbuf_add(out, m->stopped ? "tracemalloc stopped\n" :
-		    "tracemalloc left running, as the program had started it\n");
+		if (m->stopped)
+			sbuf_add(out, "tracemalloc stopped\n");
+		else if (m->others > 0)
+			sbuf_addf(out, "tracemalloc left running for %lld other flight_profiler "
+			    "client(s)\n", m->others);
+		else
+			sbuf_add(out, "tracemalloc left running, as the program had started it\n");
 		return;
 	}
-	sbuf_addf(out, "allocation sites since `mem sites start`: %lld changed (tracemalloc, "
-	    "%lld frames%s)\n\n", m->total_sites, m->frames, m->ours ? "" : ", the program's own");
+	sbuf_addf(out, "allocation sites since %s: %lld changed (tracemalloc, %lld frames%s)\n\n",
+	    m->one_shot ? "the start of this command (started and stopped around it)" :
+	    "`mem sites start`", m->total_sites, m->frames, m->ours ? "" : ", the program's own");
 	sbuf_addf(out, "%12s | %9s | %12s | %9s | %s\n", "Δ size", "Δ count", "size", "count",
 	    "file:line");
 	for (i = 0; i < m->nrows; i++)

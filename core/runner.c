@@ -37,6 +37,7 @@ struct runner {
 	struct session *agent;		/* connected on first need */
 	bool agent_lost;		/* the last session broke */
 	bool banner_shown;		/* the console says who it is once */
+	bool one_shot;			/* --cmd: the client leaves after one command */
 	struct runner_io io;
 };
 
@@ -239,6 +240,25 @@ void
 runner_session_failed(struct runner *r)
 {
 	agent_failed(r, FP_ERR);
+}
+
+void
+runner_forget_session(struct runner *r)
+{
+	session_close(r->agent);	/* the child's copy: the parent's socket stays open */
+	r->agent = NULL;
+}
+
+void
+runner_set_one_shot(struct runner *r)
+{
+	r->one_shot = true;
+}
+
+bool
+runner_one_shot(const struct runner *r)
+{
+	return r->one_shot;
 }
 
 enum runner_agent_state

@@ -92,6 +92,18 @@ enum runner_agent_state {
 int runner_attach(struct runner *r, bool load, char **cause);
 struct session *runner_session(struct runner *r);
 void runner_session_failed(struct runner *r);
+/*
+ * In a forked child: leave the parent's connection to the parent (its
+ * socket stays open there, and with it what the agent keeps for it, such
+ * as a `mem sites` session); the child connects on its own when it needs to.
+ */
+void runner_forget_session(struct runner *r);
+/*
+ * The runner serves one command and its client then leaves (--cmd): a
+ * command whose effect would end with the client says so instead.
+ */
+void runner_set_one_shot(struct runner *r);
+bool runner_one_shot(const struct runner *r);
 enum runner_agent_state runner_agent_state(const struct runner *r);
 
 /*

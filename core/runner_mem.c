@@ -107,10 +107,24 @@ runner_cmd_mem_sites(void *ctx, const struct cmd_request *req, struct sbuf *out,
 {
 	json_t *args = json_pack("{s:s,s:s,s:i,s:i}", "action", "sites", "what", req->args[0],
 	    "frames", (int)command_int(req, "--frames"), "limit", 20);
+	double interval = command_number(req, "--interval");
 	char name[32];
 
 	snprintf(name, sizeof name, "mem sites %s", req->args[0]);
-	return mem_request(ctx, name, args, SCAN_TIMEOUT_MS, show_sites, out, cause);
+	if (interval > 0 && strcmp(req->args[0], "diff") != 0) {
+		json_decref(args);
+		return fail(cause, FP_EUSAGE, "%s: --interval goes with diff", name);
+	}
+	if (interval <= 0 && runner_one_shot(ctx)) {
+		json_decref(args);
+		return fail(cause, FP_EUSAGE, "%s: tracemalloc ends with the client that started "
+		    "it, and --cmd leaves at once: use `mem sites diff -i SECONDS` (start, wait, diff, "
+		    "stop in one command), or the TUI or line mode (commands on standard input)", name);
+	}
+	if (interval > 0)
+		json_object_set_new(args, "interval", json_real(interval));
+	return mem_request(ctx, name, args, (int)(interval * 1000) + SCAN_TIMEOUT_MS, show_sites,
+	    out, cause);
 }
 
 int

@@ -76,6 +76,7 @@ run_cancellable(struct runner *r, const char *line)
 	}
 	if (child == 0) {
 		close(fds[0]);
+		runner_forget_session(r);
 		guard_install();	/* SIGINT: let the target's threads go, then die */
 		if (dup2(fds[1], STDOUT_FILENO) < 0)
 			_exit(FP_ERR);
@@ -105,6 +106,24 @@ run_cancellable(struct runner *r, const char *line)
 		return FP_ERR;
 	}
 	return WIFEXITED(status) ? WEXITSTATUS(status) : FP_ERR;
+}
+
+/*
+ * `mem sites start|diff|stop` (without -i): tracemalloc started by a
+ * client ends when it leaves, so these run on the prompt's own connection,
+ * not in a child's.  They are quick: Ctrl-C has nothing to cancel.
+ */
+static bool
+keeps_state(const char *line)
+{
+	struct cmd_request *req = NULL;
+	bool keep;
+
+	if (command_parse(line, &req, NULL) != FP_OK || req == NULL)
+		return false;
+	keep = req->spec->run == runner_cmd_mem_sites && command_opt(req, "--interval") == NULL;
+	command_request_free(req);
+	return keep;
 }
 
 /* `quit` (q, exit): the command table's, bound here while the prompt runs. */
@@ -399,7 +418,8 @@ linemode_run(struct runner *r, pid_t pid)
 			rc = qrc;
 			continue;
 		}
-		rc = run_cancellable(r, p);
+		/* What the agent keeps for a connection must outlive the command. */
+		rc = keeps_state(p) ? linemode_exec(r, p) : run_cancellable(r, p);
 	}
 	command_bind("quit", NULL, NULL);
 	free(line);

@@ -220,6 +220,7 @@ main(int argc, char **argv)
 	guard_install();
 	if (o.cmd != NULL) {
 		r = runner_new(pid);
+		runner_set_one_shot(r);
 		rc = linemode_exec(r, o.cmd);
 		runner_free(r);
 		return rc;

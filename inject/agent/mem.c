@@ -207,25 +207,14 @@ memhelper_call(const char *fn, PyObject *args, char **why)
 	return agent_py_call_plain(memhelper, fn, args, why);
 }
 
+/* The agent's answer of a helper call: NULL data is an internal error, {"error"} a usage one. */
 static json_t *
-do_sites(struct agent_job *job)
+sites_end(struct agent_job *job, json_t *data, char *why, const char *what)
 {
-	const char *what = json_string_value(json_object_get(job->args, "what"));
-	json_t *data = NULL, *end;
-	char *why = NULL;
+	json_t *end;
 
-	if (what != NULL && strcmp(what, "start") == 0)
-		data = memhelper_call("sites_start", Py_BuildValue("(i)",
-		    (int)arg_ll(job->args, "frames", 1)), &why);
-	else if (what != NULL && strcmp(what, "diff") == 0)
-		data = memhelper_call("sites_diff", Py_BuildValue("(i)",
-		    (int)arg_ll(job->args, "limit", 20)), &why);
-	else if (what != NULL && strcmp(what, "stop") == 0)
-		data = memhelper_call("sites_stop", PyTuple_New(0), &why);
-	else
-		return proto_new_end_error(job->id, "usage", "mem sites: start, diff or stop");
 	if (data == NULL) {
-		end = proto_new_end_error(job->id, "internal", why);
+		end = proto_new_end_error(job->id, "internal", why ? why : "mem sites failed");
 		free(why);
 		return end;
 	}
@@ -237,6 +226,85 @@ do_sites(struct agent_job *job)
 	}
 	json_object_set_new(data, "what", json_string(what));
 	return proto_new_end_ok(job->id, data);
+}
+
+#define CONN_ARGS(job, fmt, ...) \
+	Py_BuildValue("(K" fmt ")", (unsigned long long)(job)->conn, ##__VA_ARGS__)
+
+/*
+ * diff --interval S: wait S seconds, then diff.  Without a `start` of this
+ * connection, a session of its own is started first and stopped after: the
+ * whole of start, diff and stop in one command (what --cmd needs, since
+ * tracemalloc ends with the client that started it).
+ */
+static json_t *
+sites_diff_over(struct agent_job *job, double interval)
+{
+	json_t *started = NULL, *data;
+	char *why = NULL;
+
+	data = memhelper_call("sites_has", CONN_ARGS(job, ""), &why);
+	if (data != NULL && !json_is_true(data)) {
+		started = memhelper_call("sites_start", CONN_ARGS(job, "i",
+		    (int)arg_ll(job->args, "frames", 1)), &why);
+		if (started == NULL || json_object_get(started, "error") != NULL) {
+			json_decref(data);
+			return sites_end(job, started, why, "diff");
+		}
+	}
+	json_decref(data);
+	data = NULL;
+	if (!wait_released(job, interval * 1e3))
+		why = strdup("cancelled");
+	else
+		data = memhelper_call("sites_diff", CONN_ARGS(job, "i",
+		    (int)arg_ll(job->args, "limit", 20)), &why);
+	if (started != NULL) {
+		json_decref(started);
+		json_decref(memhelper_call("sites_stop", CONN_ARGS(job, ""), &why));
+		if (data != NULL)
+			json_object_set_new(data, "one_shot", json_true());
+	}
+	if (data == NULL && why != NULL && strcmp(why, "cancelled") == 0) {
+		free(why);
+		return proto_new_end_error(job->id, "cancelled", "cancelled");
+	}
+	return sites_end(job, data, why, "diff");
+}
+
+static json_t *
+do_sites(struct agent_job *job)
+{
+	const char *what = json_string_value(json_object_get(job->args, "what"));
+	double interval = json_number_value(json_object_get(job->args, "interval"));
+	json_t *data = NULL;
+	char *why = NULL;
+
+	if (what != NULL && strcmp(what, "start") == 0)
+		data = memhelper_call("sites_start", CONN_ARGS(job, "i",
+		    (int)arg_ll(job->args, "frames", 1)), &why);
+	else if (what != NULL && strcmp(what, "diff") == 0 && interval > 0)
+		return sites_diff_over(job, interval);
+	else if (what != NULL && strcmp(what, "diff") == 0)
+		data = memhelper_call("sites_diff", CONN_ARGS(job, "i",
+		    (int)arg_ll(job->args, "limit", 20)), &why);
+	else if (what != NULL && strcmp(what, "stop") == 0)
+		data = memhelper_call("sites_stop", CONN_ARGS(job, ""), &why);
+	else
+		return proto_new_end_error(job->id, "usage", "mem sites: start, diff or stop");
+	return sites_end(job, data, why, what);
+}
+
+void
+agent_mem_drop_conn(uint64_t conn)
+{
+	char *why = NULL;
+
+	/* Only a helper that loaded can hold a session: never load it for this. */
+	if (memhelper != NULL)
+		json_decref(memhelper_call("sites_drop", Py_BuildValue("(K)",
+		    (unsigned long long)conn), &why));
+	free(why);
 }
 
 /* ---- mem rss: the kernel's view against pymalloc's ------------------------------ */

@@ -13,5 +13,10 @@
 
 /* args: {"action": "summary"|"diff"|"sites"|"rss", ...}; the end to send. */
 json_t *agent_mem_run(struct agent_job *job);
+/*
+ * Under the GIL: connection `conn` closed (also when its client was
+ * killed); the tracemalloc session it started ends (memhelper.py).
+ */
+void agent_mem_drop_conn(uint64_t conn);
 
 #endif

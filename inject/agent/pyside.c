@@ -1097,6 +1097,7 @@ agent_py_drop_conn(uint64_t conn)
 		Py_XDECREF(helper_call("reset_run", Py_BuildValue("(KO)", (unsigned long long)conn,
 		    Py_False)));
 	PyErr_Clear();
+	agent_mem_drop_conn(conn);
 	PyGILState_Release(g);
 }
 

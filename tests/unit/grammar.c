@@ -955,6 +955,7 @@ test_mem(void)
 	parses("mem sites start -f 5", "mem sites(start) --frames=5");
 	parses("mem sites diff", "mem sites(diff)");
 	parses("mem sites stop", "mem sites(stop)");
+	parses("mem sites diff -i 3", "mem sites(diff) --interval=3");
 	parses("mem rss", "mem rss()");
 	part_is("mem summary", "--limit", "20");
 	part_is("mem summary", "--order", "descending");
@@ -978,7 +979,7 @@ test_mem(void)
 	parse_fails("mem summary --interval 5", "mem summary: unknown option '--interval' "
 	    "(usage: mem summary [--limit N] [--order descending|ascending])");
 	parse_fails("mem sites", "mem sites: missing what to do (usage: mem sites start [-f N] | "
-	    "diff | stop)");
+	    "diff [-i SECONDS [-f N]] | stop)");
 	parse_fails("mem sites go", "mem sites: unknown action 'go' (start, diff or stop)");
 	parse_fails("mem sites start -f 0", "mem sites: -f wants a number of frames from 1 to 100, "
 	    "not '0'");
