@@ -7,6 +7,7 @@
 #include "inject/agent/mem.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -191,20 +192,114 @@ do_diff(struct agent_job *job)
 	return proto_new_end_ok(job->id, data);
 }
 
+/*
+ * live: a summary every `interval` seconds, each sent as an event (the
+ * `summary` answer's data), until the client cancels or leaves.  The
+ * client keeps the history (the trend per type); here nothing is kept
+ * between samples.
+ */
+static json_t *
+do_live(struct agent_job *job)
+{
+	double interval = json_number_value(json_object_get(job->args, "interval"));
+	json_t *end, *data;
+	long long sample = 0;
+
+	if (interval <= 0)
+		return proto_new_end_error(job->id, "usage", "mem live: interval must be more than 0");
+	for (;;) {
+		end = do_summary(job);
+		data = json_object_get(end, "data");
+		if (!json_is_true(json_object_get(end, "ok")) || data == NULL)
+			return end;
+		json_object_set_new(data, "sample", json_integer(++sample));
+		json_object_set_new(data, "interval", json_real(interval));
+		json_object_set_new(data, "action", json_string("live"));
+		agent_send(job->conn, proto_new_event(job->id, json_incref(data)));
+		json_decref(end);
+		if (!wait_released(job, interval * 1e3))
+			return proto_new_end_error(job->id, "cancelled", "cancelled");
+	}
+}
+
 /* ---- mem sites: memhelper.py ------------------------------------------------ */
 
 static PyObject *memhelper;	/* its namespace */
+
+/*
+ * A thread of ours that attaches to the interpreter (PyGILState_Ensure
+ * without a thread state) allocates its thread state through the raw
+ * allocator, without the GIL; when tracemalloc is on, its hook records the
+ * allocation.  If tracemalloc is stopped meanwhile, the hook works on freed
+ * tables and the process crashes (CPython gh-128679, fixed in 3.13; seen
+ * here on 3.12 with a cancel's interrupt thread against `mem sites stop`).
+ * So attaching and switching tracemalloc exclude each other.
+ */
+static pthread_mutex_t attach_lock = PTHREAD_MUTEX_INITIALIZER;
+static int attaching;
+
+PyGILState_STATE
+agent_mem_gil_ensure(void)
+{
+	PyGILState_STATE g;
+
+	pthread_mutex_lock(&attach_lock);
+	attaching++;
+	pthread_mutex_unlock(&attach_lock);
+	g = PyGILState_Ensure();
+	pthread_mutex_lock(&attach_lock);
+	attaching--;
+	pthread_mutex_unlock(&attach_lock);
+	return g;
+}
+
+/*
+ * Keep our threads from attaching until switching_end(); under the GIL,
+ * which is let go while one of them finishes attaching.
+ */
+static void
+switching_begin(void)
+{
+	PyThreadState *ts;
+
+	for (;;) {
+		pthread_mutex_lock(&attach_lock);
+		if (attaching == 0)
+			return;
+		pthread_mutex_unlock(&attach_lock);
+		/* it waits for the GIL to finish attaching: let it have it */
+		ts = PyEval_SaveThread();
+		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
+		PyEval_RestoreThread(ts);
+	}
+}
+
+static void
+switching_end(void)
+{
+	pthread_mutex_unlock(&attach_lock);
+}
 
 /* fn(*args) in memhelper.py (steals args) as plain JSON; NULL with *why. */
 static json_t *
 memhelper_call(const char *fn, PyObject *args, char **why)
 {
+	bool switching;
+	json_t *j;
+
 	if (memhelper == NULL &&
 	    (memhelper = agent_py_namespace(memhelper_py_source, "_flight_profiler_mem", why)) == NULL) {
 		Py_XDECREF(args);
 		return NULL;
 	}
-	return agent_py_call_plain(memhelper, fn, args, why);
+	/* start, stop, drop may start or stop tracemalloc: never while one of ours attaches */
+	switching = strcmp(fn, "sites_diff") != 0 && strcmp(fn, "sites_has") != 0;
+	if (switching)
+		switching_begin();
+	j = agent_py_call_plain(memhelper, fn, args, why);
+	if (switching)
+		switching_end();
+	return j;
 }
 
 /* The agent's answer of a helper call: NULL data is an internal error, {"error"} a usage one. */
@@ -381,5 +476,8 @@ agent_mem_run(struct agent_job *job)
 		return do_sites(job);
 	if (action != NULL && strcmp(action, "rss") == 0)
 		return do_rss(job);
-	return proto_new_end_error(job->id, "usage", "mem: the action is summary, diff, sites or rss");
+	if (action != NULL && strcmp(action, "live") == 0)
+		return do_live(job);
+	return proto_new_end_error(job->id, "usage",
+	    "mem: the action is summary, diff, live, sites or rss");
 }

@@ -7,6 +7,9 @@
 #ifndef FP_AGENT_MEM_H
 #define FP_AGENT_MEM_H
 
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
 #include <jansson.h>
 
 #include "inject/agent/agent.h"
@@ -18,5 +21,10 @@ json_t *agent_mem_run(struct agent_job *job);
  * killed); the tracemalloc session it started ends (memhelper.py).
  */
 void agent_mem_drop_conn(uint64_t conn);
+/*
+ * PyGILState_Ensure for the agent's own threads: never while `mem sites`
+ * starts or stops tracemalloc (see mem.c: a CPython race before 3.13).
+ */
+PyGILState_STATE agent_mem_gil_ensure(void);
 
 #endif

@@ -1049,7 +1049,7 @@ agent_py_run(struct agent_job *job)
 		    "the interpreter is shutting down"));
 		return;
 	}
-	g = PyGILState_Ensure();
+	g = agent_mem_gil_ensure();	/* not PyGILState_Ensure: see mem.h */
 	/* Before any answer: a client that got one may make the program fork. */
 	agent_py_install_fork_hooks();
 	agent_job_mark_running(job, PyThread_get_thread_ident());
@@ -1081,7 +1081,7 @@ agent_py_drop_conn(uint64_t conn)
 
 	if (!agent_py_ready())
 		return;
-	g = PyGILState_Ensure();
+	g = agent_mem_gil_ensure();	/* not PyGILState_Ensure: see mem.h */
 	if (consoles != NULL && (key = PyLong_FromUnsignedLongLong(conn)) != NULL) {
 		if (PyDict_GetItem(consoles, key) != NULL)
 			PyDict_DelItem(consoles, key);
@@ -1109,7 +1109,7 @@ agent_py_interrupt(uint64_t conn, uint64_t id)
 
 	if (!agent_py_ready())
 		return;
-	g = PyGILState_Ensure();
+	g = agent_mem_gil_ensure();	/* not PyGILState_Ensure: see mem.h */
 	if (agent_job_running_ident(conn, id, &ident))
 		PyThreadState_SetAsyncExc(ident, PyExc_KeyboardInterrupt);
 	PyGILState_Release(g);

@@ -253,3 +253,41 @@ def check_rss(profiler, pid):
     arenas = int(re.search(r"\((\d+) arenas", lines[1]).group(1))
     assert arenas > 0, r.stdout
     assert lines[2].startswith("gap "), r.stdout
+
+
+def test_mem_sites_switching_beside_cancelled_scans(python, launch, profiler, tmp_path):
+    """tracemalloc started and stopped while live scans are cancelled: each
+    cancel attaches a fresh thread of the agent to the interpreter, whose
+    thread state tracemalloc's hook records without the GIL; stopping
+    tracemalloc under it crashed 3.12 (CPython gh-128679).  The agent keeps
+    the two apart."""
+    from conftest import RawClient
+    t = start(launch, python, tmp_path)
+    assert profiler.cmd(t.pid, "mem rss").code == EXIT_OK  # the agent is loaded
+    live, sites = RawClient(t.pid), RawClient(t.pid)
+    live.hello()
+    sites.hello()
+    stop = threading.Event()
+
+    def drain():
+        try:
+            while not stop.is_set() and live.recv() is not None:
+                pass
+        except OSError:
+            pass  # closed under it at the end
+    threading.Thread(target=drain, daemon=True).start()
+    try:
+        for i in range(1, 301):
+            live.send({"t": "req", "id": i, "cmd": "mem",
+                       "args": {"action": "live", "interval": 0.05, "limit": 5}})
+            _, end = sites.request(2 * i, "mem", action="sites", what="start", frames=4)
+            assert end.get("ok"), end
+            live.send({"t": "cancel", "id": i})
+            _, end = sites.request(2 * i + 1, "mem", action="sites", what="stop")
+            assert end.get("ok"), end
+            assert t.proc.poll() is None, "the target died after %d rounds" % i
+    finally:
+        stop.set()
+        live.close()
+        sites.close()
+    assert tracemalloc_state(profiler, t.pid) == "False 1"
