@@ -9,9 +9,8 @@
 
 #define TYPE_WIDTH 40
 
-/* "1.23 MB" as pympler writes it (1024-based); signed for a diff. */
-static void
-human_size(char *buf, size_t n, long long bytes, bool sign)
+void
+render_mem_size(char *buf, size_t n, long long bytes, bool sign)
 {
 	static const char *const units[] = { "B", "KB", "MB", "GB", "TB" };
 	double v = (double)(bytes < 0 ? -bytes : bytes);
@@ -31,7 +30,7 @@ header(struct sbuf *out, const struct mem_table *t)
 	const struct mem_scan_info *s = &t->scan;
 	char size[32];
 
-	human_size(size, sizeof size, s->bytes, false);
+	render_mem_size(size, sizeof size, s->bytes, false);
 	if (t->diff)
 		sbuf_addf(out, "mem diff over %.1f s: %lld types changed\n", t->interval, t->total_types);
 	sbuf_addf(out, "%lld objects, %s in %lld types%s\n", s->objects, size, s->types,
@@ -79,9 +78,9 @@ render_mem_table(struct sbuf *out, const struct mem_table *t)
 		const struct mem_row *r = &t->rows[i];
 
 		type_cell(out, r->type);
-		human_size(size, sizeof size, r->size, false);
+		render_mem_size(size, sizeof size, r->size, false);
 		if (t->diff) {
-			human_size(delta, sizeof delta, r->size_delta, true);
+			render_mem_size(delta, sizeof delta, r->size_delta, true);
 			sbuf_addf(out, " | %11lld | %+11lld | %12s | %12s\n", r->count, r->count_delta,
 			    size, delta);
 		} else {
@@ -98,8 +97,8 @@ render_site(struct sbuf *out, const struct mem_site *s)
 	char size[32], delta[32];
 	size_t k;
 
-	human_size(size, sizeof size, s->size, false);
-	human_size(delta, sizeof delta, s->size_delta, true);
+	render_mem_size(size, sizeof size, s->size, false);
+	render_mem_size(delta, sizeof delta, s->size_delta, true);
 	sbuf_addf(out, "%12s | %+9lld | %12s | %9lld | ", delta, s->count_delta, size, s->count);
 	termsafe_addf(out, "%s:%lld\n", s->where.file, s->where.line);
 	for (k = 1; k < s->ntb; k++) {
@@ -153,18 +152,18 @@ render_mem_rss(struct sbuf *out, const struct mem_rss *m)
 {
 	char rss[32], hwm[32], arenas[32], used[32], avail[32], gap[32];
 
-	human_size(rss, sizeof rss, m->rss, false);
-	human_size(hwm, sizeof hwm, m->hwm, false);
+	render_mem_size(rss, sizeof rss, m->rss, false);
+	render_mem_size(hwm, sizeof hwm, m->hwm, false);
 	sbuf_addf(out, "RSS              %12s   (peak %s)\n", rss, hwm);
 	if (!m->pymalloc) {
 		sbuf_add(out, "pymalloc is not in use in this process (PYTHONMALLOC=malloc or a "
 		    "debug allocator): no arenas to compare\n");
 		return;
 	}
-	human_size(arenas, sizeof arenas, m->arena_bytes, false);
-	human_size(used, sizeof used, m->used_bytes, false);
-	human_size(avail, sizeof avail, m->free_bytes, false);
-	human_size(gap, sizeof gap, m->rss - m->arena_bytes, false);
+	render_mem_size(arenas, sizeof arenas, m->arena_bytes, false);
+	render_mem_size(used, sizeof used, m->used_bytes, false);
+	render_mem_size(avail, sizeof avail, m->free_bytes, false);
+	render_mem_size(gap, sizeof gap, m->rss - m->arena_bytes, false);
 	sbuf_addf(out, "pymalloc arenas  %12s   (%lld arenas: %s in blocks in use, %s free "
 	    "in them)\n", arenas, m->arenas, used, avail);
 	sbuf_addf(out, "gap              %12s   RSS outside pymalloc's arenas: objects over 512 "

@@ -10,6 +10,8 @@
 #include "core/model.h"
 #include "core/util.h"
 
+/* "1.23 MB" as pympler writes it (1024-based); with sign, "+" before growth. */
+void render_mem_size(char *buf, size_t n, long long bytes, bool sign);
 void render_mem_table(struct sbuf *out, const struct mem_table *t);
 /* What `mem sites start|diff|stop` did; diff: the sites that grew most, file:line. */
 void render_mem_sites(struct sbuf *out, const struct mem_sites *m);

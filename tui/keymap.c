@@ -25,6 +25,7 @@ static const struct keybinding table[] = {
 	{ NULL, ':', A_COMMAND, "Cmd", "enter a command (`help` lists them; Tab completes)" },
 	{ NULL, 'c', A_CONSOLE, "Console", "a Python console inside the process (loads the agent)" },
 	{ NULL, 'F', A_FLAME, "Flame", "a live flamegraph of the process, sampled from outside (:flame)" },
+	{ NULL, 'M', A_MEM, NULL, "memory by type, re-sampled live, with growth and trend (loads the agent)" },
 	{ NULL, 'L', A_AGENT, NULL, "load the agent: thread names, locals, completion" },
 	{ NULL, ' ', A_PAUSE, "Pause", "pause or resume the live refresh" },
 	{ NULL, 'r', A_REFRESH, NULL, "refresh now" },

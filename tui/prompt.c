@@ -132,9 +132,10 @@ prompt_enter(struct tui *t)
 		else if (!t->focus->ops->filter(t->focus, text, &cause))
 			tui_status(t, true, "%s", cause);
 		else if (*text != '\0')
-			tui_status(t, false, "threads matching /%s/ (\\ then Enter on an empty line shows all)", text);
+			tui_status(t, false, "%s matching /%s/ (\\ then Enter on an empty line shows all)",
+			    t->focus->ops->name, text);
 		else
-			tui_status(t, false, "all threads");
+			tui_status(t, false, "all %s", t->focus->ops->name);
 		pane_clamp(t->focus);
 	}
 	free(cause);

@@ -268,6 +268,9 @@ act(struct tui *t, enum action a)
 	case A_FLAME:
 		commands_run(t, "flame");
 		break;
+	case A_MEM:
+		tui_open(t, &(struct pane_event){ .kind = EV_OPEN_MEM });
+		break;
 	case A_AGENT:
 		/* the locals when a frame's source is shown; loads it anyway */
 		inside_reload_locals(t);

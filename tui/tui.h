@@ -63,6 +63,7 @@ enum pane_event_kind {
 	EV_OPEN_THREAD,		/* open this: the thread ev->tid */
 	EV_OPEN_SOURCE,		/* open this: ev->filename at ev->line, in ev->function */
 	EV_OPEN_FLAME,		/* open this: a live flamegraph sampled at ev->line Hz */
+	EV_OPEN_MEM,		/* open this: memory by type, sampled every ev->line s (0: default) */
 };
 
 struct pane_event {

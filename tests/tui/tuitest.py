@@ -8,6 +8,7 @@
     tuitest.py linemode   line mode and --cmd print the same text
     tuitest.py hostile    only the screens of a target whose names hold
                           terminal controls, on every interpreter
+    tuitest.py mem        only the mem pane's scenario (mem VERSION...)
     tuitest.py streams    only the live-stream checks (execute in the
                           background, 200,000 lines); streams-all: on
                           every interpreter
@@ -1467,6 +1468,127 @@ def streams(exe, workdir):
             shutil.rmtree("/tmp/.flight_profiler-%d" % target.pid, ignore_errors=True)
 
 
+def mem_mask(screen):
+    """The mem pane and the bars under it, with what varies from run to
+    run masked: the sample count, the heap's totals and the trend's length
+    (how many samples came).  The panes above show the agent's workers,
+    whose number and state vary."""
+    lines = screen.split("\n")
+    top = [i for i, l in enumerate(lines)
+           if re.match("\u250c\u2500 (Mem|Instances|Allocation)", l)]
+    screen = "\n".join(lines[top[0]:]) if top else screen
+    screen = re.sub(r"(Mem \u00b7 1 shown \u00b7 MemBlob \u00b7 ).*?(\u00b7 every)", r"\1<SAMPLES> \2",
+                    screen)
+    screen = re.sub(r"(Mem sites \u00b7 ).*?(\u00b7 every)", r"\1<SAMPLES> \2", screen)
+    return re.sub(r" [\u2581-\u2588 ]{8} (__main__\.MemBlob)", r" <TREND>  \1", screen)
+
+
+def tracemalloc_tracing(pid):
+    p = subprocess.run([BIN, str(pid), "--cmd", "execute import tracemalloc; "
+                        "print(tracemalloc.is_tracing())"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
+                       timeout=60)
+    return p.stdout.strip()
+
+
+def mem(version, exe, workdir, golden):
+    """The mem pane on tests/targets/memgrow.py (1234 MemBlob, 777 more on
+    request): M opens it (after the load question), \\ filters the types,
+    the growth of MemBlob shows as +777 after the target grows, Enter shows
+    instances as vmtool does, S shows the allocation site with its
+    traceback and Enter opens its source; Esc closes the pane and with it
+    tracemalloc; ? lists the pane's keys."""
+    tmux = Tmux(120, 40)
+    target = None
+    name = "CPython %s mem" % version
+    grow = os.path.join(workdir, "grow")
+    try:
+        target = Target(exe, workdir, "memgrow.py", env={"MEM_GROW_FILE": grow})
+        s = Session(tmux, target, workdir)
+        s.wait(has("Threads 1"), "open")
+        s.tmux.keys("M")
+        s.wait(has("[y/N]"), "load question")
+        s.tmux.keys("y")
+        screen = s.wait(has("__main__.MemBlob", "sample 1,"), "first sample")
+        row = re.search(r"\s(\d+)\s+\+0\s.*__main__\.MemBlob", screen or "")
+        TAP.ok(row is not None and row.group(1) == "1234",
+               "%s: M opens the mem pane: MemBlob counted exactly (1234)" % name, screen)
+        s.tmux.keys("+", "+", "+")      # every 0.625 s, then 0.5 s: the test's pace
+        s.tmux.keys("\\")
+        s.tmux.type("MemBlob")
+        s.tmux.keys("Enter")
+        s.wait(has("1 shown"), "filter")
+        open(grow, "w").close()
+        screen = s.wait(has("2011", "+777"), "growth")
+        TAP.ok(screen is not None and re.search(r"2011\s+\+777\s", screen) is not None,
+               "%s: after the target grows, MemBlob shows 2011 (+777) in the live diff" % name,
+               screen)
+        if golden:
+            compare("mem/01-growth", mem_mask(screen or "(timed out)\n"))
+        s.tmux.keys("Enter")
+        screen = s.wait(has("Instances of __main__.MemBlob", "5 shown"), "instances")
+        TAP.ok(screen is not None and screen.count("<__main__.MemBlob object at 0xADDR>") == 5,
+               "%s: Enter on a type shows 5 instances as vmtool getInstances" % name, screen)
+        if golden:
+            compare("mem/02-instances", mem_mask(screen or "(timed out)\n"))
+        s.tmux.keys("Escape", "S")
+        s.wait(has("tracemalloc started"), "sites start")
+        TAP.ok(tracemalloc_tracing(target.pid) == "True",
+               "%s: S starts tracemalloc on the pane's connection" % name)
+        open(grow, "w").close()
+        screen = s.wait(lambda x: re.search(r"\+777 .*memgrow\.py:22", x) is not None, "sites")
+        TAP.ok(screen is not None, "%s: the sites view names the allocating line, +777" % name,
+               screen)
+        s.tmux.keys("Enter")
+        screen = s.wait(has("Allocation site: traceback", "from /tmp/fptui.XXXXXXXX/memgrow.py:",
+                            "memgrow.py:22 ", "HELD.extend"), "site")
+        TAP.ok(screen is not None, "%s: Enter on a site: its traceback, and its source line "
+               "in the source pane" % name, screen)
+        if golden:
+            compare("mem/03-site", mem_mask(screen or "(timed out)\n"))
+        s.tmux.keys("?", "G")
+        screen = s.wait(has("Mem pane (M)", "allocation sites (tracemalloc"), "help")
+        TAP.ok(screen is not None, "%s: ? lists the mem pane's keys" % name, screen)
+        s.tmux.keys("Escape")
+        # M focuses the open pane; Esc goes back to the sites, then closes the
+        # pane, and tracemalloc and the sampling with it
+        s.tmux.keys("M", "Escape")
+        s.wait(has("Mem sites", "FILE:LINE"), "back to the sites")
+        s.tmux.keys("Escape")
+        TAP.ok(s.wait(lambda x: "Mem sites" not in x and "Allocation site" not in x, "closed")
+               is not None, "%s: M focuses the pane, Esc back to the sites, Esc closes it" % name)
+        end = time.monotonic() + DEADLINE
+        while time.monotonic() < end and tracemalloc_tracing(target.pid) != "False":
+            time.sleep(0.2)
+        TAP.ok(tracemalloc_tracing(target.pid) == "False",
+               "%s: closing the pane stops the tracemalloc it started" % name)
+        s.tmux.keys("q")
+        check_restored(s, name, 0)
+        check_target(target, name, True)
+    except RuntimeError as e:
+        TAP.ok(False, name, str(e))
+    finally:
+        tmux.kill()
+        if target:
+            target.stop()
+            shutil.rmtree("/tmp/.flight_profiler-%d" % target.pid, ignore_errors=True)
+
+
+def mem_only():
+    """tuitest.py mem [VERSION...]: only the mem pane's scenario (goldens on
+    the goldens' CPython)."""
+    with open(os.path.join(GOLDEN, "PYTHON")) as f:
+        golden = f.read().strip()
+    want = sys.argv[2:]
+    workdir = tempfile.mkdtemp(prefix="fptui.", dir="/tmp")
+    try:
+        for version, exe in pythons():
+            if not want or version in want:
+                mem(version, exe, workdir, version == golden)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
 def screens():
     if shutil.which("tmux") is None:
         TAP.skip("TUI screens", "tmux is not installed (apt-get install tmux)")
@@ -1492,6 +1614,7 @@ def screens():
             target_exits(found[0], workdir)
             hostile(want, found[0], workdir)
             flame(want, found[0], workdir, True)
+            mem(want, found[0], workdir, True)
         else:
             TAP.skip("golden screens", "CPython %s is not configured (goldens are made with it)" % want)
         for version, exe in pythons():
@@ -1665,7 +1788,8 @@ def main():
         {"screens": screens, "linemode": linemode, "newuser": newuser_only,
          "hostile": hostile_only, "streams": streams_only,
          "trace": trace_only,
-         "streams-all": lambda: streams_only(True), "flame": flame_only}[what]()
+         "streams-all": lambda: streams_only(True), "flame": flame_only,
+         "mem": mem_only}[what]()
     except Exception as e:  # a harness bug must show as a failure, not a pass
         TAP.ok(False, "harness", "%s: %s" % (type(e).__name__, e))
     TAP.done()
