@@ -171,9 +171,15 @@ on_event(void *ctx, uint64_t id, json_t *data)
 	if (r->kind != MEMLIVE_LIVE || data == NULL || m->frozen)
 		return;
 	t = mem_table_parse(data);
-	memlive_add(m, t);
 	m->interval = json_number_value(json_object_get(data, "interval"));
+	memlive_feed(m, t);
 	mem_table_free(t);
+}
+
+void
+memlive_feed(struct memlive *m, const struct mem_table *t)
+{
+	memlive_add(m, t);
 	m->h->sample(m->ctx, m);
 }
 

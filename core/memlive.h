@@ -79,6 +79,8 @@ void memlive_free(struct memlive *m, struct session *s);
 
 /* Fold one sample into the history (the stream does; benchmarks too). */
 void memlive_add(struct memlive *m, const struct mem_table *t);
+/* memlive_add, then tell the handler, as when a sample arrives (benchmarks feed it so). */
+void memlive_feed(struct memlive *m, const struct mem_table *t);
 /* Measure the growth from the latest sample on. */
 void memlive_rebase(struct memlive *m);
 

@@ -600,6 +600,12 @@ mem_filter_text(struct pane *p)
 	return ((struct mem *)p->data)->filter;
 }
 
+struct memlive *
+pane_mem_model(struct pane *p)
+{
+	return ((struct mem *)p->data)->live;
+}
+
 static void
 mem_open(struct pane *p)
 {

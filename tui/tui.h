@@ -273,6 +273,12 @@ bool pane_trace_record(void *tui, struct runner_record *rec);
  */
 struct flamelive;
 void pane_flame_show(struct pane *p, struct flamelive *fl);
+/*
+ * pane_mem.c: the pane's model, for benchmarks to feed samples to
+ * (memlive_feed) instead of the agent.
+ */
+struct memlive;
+struct memlive *pane_mem_model(struct pane *p);
 
 /*
  * Build a fake snapshot for benchmarks and tests: `nthreads` threads of
