@@ -1,5 +1,5 @@
 """Target of the mem pane's TUI scenario: 1234 instances of MemBlob held in
-a list; when the file named by MEM_GROW_FILE appears, the main thread
+a list, and 3 of a class whose name holds terminal controls; when the file named by MEM_GROW_FILE appears, the main thread
 removes it and appends 777 more (one allocating line).  The main thread
 parks in time.sleep between looks."""
 
@@ -16,6 +16,9 @@ class MemBlob:
 
 
 HELD = [MemBlob() for _ in range(1234)]
+# A type whose name would clear the screen and ring the bell if drawn raw.
+Evil = type("Evil\x1b[2J\x07", (), {})
+EVIL = [Evil() for _ in range(3)]
 
 
 def grow():
