@@ -670,9 +670,11 @@ def flame(version, exe, workdir, full):
         TAP.ok(s.wait(lambda x: flame_samples(x) > before + 20, "thawed") is not None,
                "%s: z again: sampling goes on, the graph grows" % name)
         if full:
-            s.tmux.keys("?", "G")
-            screen = s.wait(has("Flame pane (F)"), "help")
-            TAP.ok(screen is not None and "freeze" in screen,
+            s.tmux.keys("?", "/")
+            s.tmux.type("Flame pane (F)")
+            s.tmux.keys("Enter")
+            screen = s.wait(has("Flame pane (F)", "freeze"), "help")
+            TAP.ok(screen is not None,
                    "%s: ? lists the flame pane's keys" % name, screen)
             s.tmux.keys("Escape")
         s.tmux.keys("q")
@@ -903,7 +905,9 @@ def trace_pane(version, exe, workdir):
         if sc is not None and "[y/N]" in sc:
             s.tmux.keys("y")
             sc = s.wait(has("done after 3 calls"), "trace")
-        TAP.ok(sc is not None and "Trace \u00b7 __main__.work \u00b7 3 calls (done after 3 calls)" in sc
+        # Calls beyond the three shown may be dropped (said in the title).
+        TAP.ok(sc is not None and re.search(r"Trace \u00b7 __main__\.work \u00b7 3 calls "
+                                            r"\(done after 3 calls(, some dropped)?\)", sc)
                and len(re.findall(r"\[100\.0% +[\d.]+(?:ms|us)\] work", sc)) == 3,
                "%s: :trace fills the trace pane with 3 calls of work, then says it is done" % name,
                tmux.capture())
@@ -980,12 +984,11 @@ def help_and_keys(target, workdir):
                                       for c in ("stack", "console", "quit", "save", "theme", "delay")),
                ":help lists every command, the TUI's own ones too", tmux.capture())
         s.tmux.keys("z", "Escape")
-        # The TUI's own commands and the guide's to come go through the
-        # command table: its grammar, its answers.
+        # The TUI's own commands go through the command table: its
+        # grammar, its answers.  (Every command of the guide is built now;
+        # tests/unit/grammar.c checks how one not built would answer.)
         for cmd, said in (("delay 0", "delay: seconds wants seconds from 0.1 to 3600, not '0'"),
-                          ("theme a b", "theme: expected at most 1 argument, got 2"),
-                          ("monitor __main__ f", "'monitor' is a command of the guide that "
-                           "this build does not have yet")):
+                          ("theme a b", "theme: expected at most 1 argument, got 2")):
             s.tmux.keys(":")
             s.tmux.type(cmd)
             s.tmux.keys("Enter")
@@ -1003,7 +1006,7 @@ def help_and_keys(target, workdir):
         TAP.ok(s.wait(has("Help 2-"), "help scrolls") is not None, "j scrolls the help by a line",
                tmux.capture())
         s.tmux.keys("G")
-        end = s.wait(has("Flame pane (F)", "top table: invert the sort order"), "help end")
+        end = s.wait(lambda x: re.search(r"Help (\d+)-(\d+) of \2 ", x), "help end")
         s.tmux.keys("/")
         s.tmux.type("unwound")
         s.tmux.keys("Enter")
