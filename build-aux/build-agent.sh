@@ -29,6 +29,7 @@ embed torchhelper
 embed tracehelper
 embed observe
 embed monitor
+embed tthelper
 # shellcheck disable=SC2086
 $cc -std=gnu11 -shared -fPIC -fvisibility=hidden -Wno-deprecated-declarations \
 	$cflags -DFP_AGENT_BUILD="\"cp3$minor $2 $(date -u +%Y-%m-%d)\"" \

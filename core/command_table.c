@@ -387,6 +387,12 @@ static const struct cmd_option tt_options[] = {
 	    "a number of replays from 1 to 1000000" },
 	{ NULL, "--replay-interval", "MS", "with -p: wait MS milliseconds between replays",
 	    CMD_NUMBER, 0, 3600000, "0", NULL, "milliseconds from 0 to 3600000" },
+	{ NULL, "--store-records", "N", "with -t: the store keeps at most N records, the oldest "
+	    "evicted first (default 1000)", CMD_INT, 1, 1000000, NULL, NULL,
+	    "a number of records from 1 to 1000000" },
+	{ NULL, "--store-mib", "N", "with -t: the store keeps at most N MiB of the target's "
+	    "objects alive, estimated (default 64)", CMD_INT, 1, 65536, NULL, NULL,
+	    "a size in MiB from 1 to 65536" },
 };
 
 /* What each of tt's modes takes; the first mode given decides. */
@@ -394,7 +400,8 @@ static const struct {
 	const char *mode;
 	const char *takes;	/* the options that go with it, space-separated */
 } tt_modes[] = {
-	{ "--time-tunnel", "--nested-method --limits --filter --expand --raw --verbose" },
+	{ "--time-tunnel", "--nested-method --limits --filter --expand --raw --verbose "
+	    "--store-records --store-mib" },
 	{ "--list", "--method --expand --raw --verbose" },
 	{ "--index", "--expand --raw --verbose --play --watch --replay-times --replay-interval" },
 	{ "--delete", "" },
@@ -452,7 +459,8 @@ tt_check(const struct cmd_request *req, char **cause)
 
 static struct cmd_spec cmd_tt = {
 	.name = "tt",
-	.usage = "-t module [class] method [-nm NAME] [-n N] [-f EXPR] | -l [-m NAME] | "
+	.usage = "-t module [class] method [-nm NAME] [-n N] [-f EXPR] [--store-records N] "
+	    "[--store-mib N] | -l [-m NAME] | "
 	    "-i INDEX [-x N] [-r] [-v] [-p [--replay-times K] [--replay-interval MS]] [-w EXPR] | "
 	    "-d INDEX | -da | -s EXPR",
 	.summary = "record calls, then list, inspect, search and replay them",
@@ -460,7 +468,7 @@ static struct cmd_spec cmd_tt = {
 	.options = tt_options, .noptions = FP_NELEM(tt_options),
 	.check = tt_check,
 	.params_with = "--time-tunnel",
-	.flags = CMD_PLANNED,
+	.run = runner_cmd_tt,
 };
 
 static const struct cmd_option monitor_options[] = {

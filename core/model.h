@@ -305,4 +305,59 @@ struct watch_record {
 void watch_record_parse(json_t *data, struct watch_record *w);
 void watch_record_clear(struct watch_record *w);
 
+/* ---- tt: the time tunnel's records (core/model_tt.c) --------------------------- */
+
+/* The agent's store: what it holds and its bounds. */
+struct tt_store_info {
+	long long records, bytes, max_records, max_bytes, evicted;
+};
+
+/* One recorded call, as -l, -s and the recording list it. */
+struct tt_row {
+	long long index;
+	char *method;
+	double time;		/* wall clock of the call, seconds since the epoch */
+	double cost_ms;
+	char *thread;		/* its Python name ("?" when gone) */
+	char *exception;	/* "Type: message" when it raised; else NULL */
+	long long replay_of;	/* the record replayed; 0 for a recorded call */
+	long long size;		/* bytes it keeps alive (estimated) */
+};
+
+/*
+ * One event of a tt request: the recording started, a call was recorded
+ * (or a replay made, or a record inspected: `call` has its values), or the
+ * filter raised on a call (filter_error).
+ */
+struct tt_event {
+	bool started, has_row, has_store;
+	char *filter_error;		/* with call.method and call.time */
+	struct watch_record call;	/* started: matched/observed; else the call and values */
+	struct tt_row row;
+	struct tt_store_info store;
+	long long evicted, evicted_first, evicted_last;	/* evicted 0: none now */
+	long long dropped;		/* -1: not said */
+	bool mutated;			/* the arguments changed since recording */
+	long long replay;		/* the replay's number (1..K); 0: not a replay */
+};
+
+/* The answer of tt -l or tt -s: rows, and -s's expression errors. */
+struct tt_list {
+	struct tt_row *rows;
+	size_t nrows;
+	long long matched;		/* rows that matched (more than nrows when cut) */
+	struct tt_store_info store;
+	bool searched;
+	long long *error_index;
+	char **errors;
+	size_t nerrors;
+	long long error_count;		/* records the expression raised on */
+};
+
+void tt_event_parse(json_t *data, struct tt_event *e);
+void tt_event_clear(struct tt_event *e);
+void tt_list_parse(json_t *data, struct tt_list *l);
+void tt_list_clear(struct tt_list *l);
+void tt_store_parse(json_t *data, struct tt_store_info *s);
+
 #endif

@@ -121,6 +121,7 @@ cmd_run_fn runner_cmd_stack, runner_cmd_getglobal, runner_cmd_vmtool, runner_cmd
     runner_cmd_torch_memory, runner_cmd_torch_modules;
 cmd_run_fn runner_cmd_trace;
 cmd_run_fn runner_cmd_monitor, runner_cmd_reset;
+cmd_run_fn runner_cmd_tt;
 
 /*
  * A statement (`execute ...`) that runs while the front end goes on.  Its

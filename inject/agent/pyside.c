@@ -25,6 +25,7 @@
 #include "tracehelper_py.h"	/* generated from tracehelper.py */
 #include "observe_py.h"		/* observe.py (run in helper's namespace): observe_py_source */
 #include "monitor_py.h"		/* monitor.py (the same): monitor_py_source */
+#include "tthelper_py.h"	/* generated from tthelper.py: tthelper_py_source */
 
 #define HELPER_FILE "<flight_profiler agent>"
 #define OUTPUT_LIMIT (1 << 20)	/* characters of output kept per statement */
@@ -270,7 +271,8 @@ helper_ready(char **why)
 		return false;
 	if (!agent_py_exec(g, observe_py_source, HELPER_FILE) ||
 	    !agent_py_exec(g, monitor_py_source, HELPER_FILE) || !agent_trace_export(g) ||
-	    !agent_py_exec(g, tracehelper_py_source, HELPER_FILE)) {
+	    !agent_py_exec(g, tracehelper_py_source, HELPER_FILE) ||
+	    !agent_py_exec(g, tthelper_py_source, HELPER_FILE)) {
 		*why = fmt_exception();
 		Py_DECREF(g);
 		return false;
@@ -881,31 +883,35 @@ static json_t *
 helper_refused(uint64_t id, json_t *end, const char *fallback)
 {
 	json_t *data = json_object_get(end, "data"), *e;
-	const char *m;
+	const char *m, *k;
 
 	if (!json_is_false(json_object_get(data, "ok")))
 		return end;
 	m = json_string_value(json_object_get(data, "message"));
-	e = proto_new_end_error(id, "notfound", m ? m : fallback);
+	k = json_string_value(json_object_get(data, "kind"));
+	e = proto_new_end_error(id, k ? k : "notfound", m ? m : fallback);
 	json_decref(end);
 	return e;
 }
 
 /*
- * watch, trace and monitor: run helper function run(conn, id, spec, record,
- * cancelled) until it ends; its instrumentation is removed on every path.
+ * A streaming request (watch, trace, monitor, tt): run helper function
+ * run(conn, id, spec, record, cancelled) until it ends; record(meta,
+ * values) sends one event, its values formatted with the request's
+ * -x/-r/-v; its instrumentation is removed on every path (watch_stop).
+ * Takes spec_json.
  */
 static json_t *
-do_observe(struct agent_job *job, const char *run)
+stream_call(struct agent_job *job, const char *run, json_t *spec_json)
 {
 	struct watch_sink *w;
 	PyObject *cap = NULL, *rec = NULL, *can = NULL, *spec = NULL, *r = NULL;
-	json_t *end = NULL, *s;
+	json_t *end = NULL;
 
-	if (arg_str(job->args, "module") == NULL || arg_str(job->args, "method") == NULL)
-		return end_errorf(job->id, "usage", "%s needs a module and a method", job->cmd);
-	if ((w = calloc(1, sizeof *w)) == NULL)
+	if ((w = calloc(1, sizeof *w)) == NULL) {
+		json_decref(spec_json);
 		return proto_new_end_error(job->id, "internal", "out of memory");
+	}
 	w->job = job;
 	w->depth = (int)arg_int(job->args, "depth", 1);
 	w->raw = arg_bool(job->args, "raw");
@@ -914,13 +920,12 @@ do_observe(struct agent_job *job, const char *run)
 	w->max_depth = (int)arg_int(job->args, "max_depth", 0);
 	if ((cap = PyCapsule_New(w, "fp.watch", watch_sink_free)) == NULL)
 		free(w);
-	s = watch_spec(job->args);
 	if (cap != NULL && (rec = PyCFunction_New(&watch_record_def, cap)) != NULL &&
 	    (can = PyCFunction_New(&watch_cancelled_def, cap)) != NULL &&
-	    (spec = json_to_py(s)) != NULL)
+	    (spec = json_to_py(spec_json)) != NULL)
 		r = helper_call(run, Py_BuildValue("(KKOOO)", (unsigned long long)job->conn,
 		    (unsigned long long)job->id, spec, rec, can));
-	json_decref(s);
+	json_decref(spec_json);
 	/* An interrupt that landed in the helper's own cleanup: remove again. */
 	if (r == NULL)
 		end = helper_result(job->id, NULL);
@@ -937,10 +942,40 @@ do_observe(struct agent_job *job, const char *run)
 	return helper_refused(job->id, helper_result(job->id, r), "failed");
 }
 
+/* watch, trace and monitor: a module [class] method observed. */
+static json_t *
+do_observe(struct agent_job *job, const char *run)
+{
+	if (arg_str(job->args, "module") == NULL || arg_str(job->args, "method") == NULL)
+		return end_errorf(job->id, "usage", "%s needs a module and a method", job->cmd);
+	return stream_call(job, run, watch_spec(job->args));
+}
+
+static json_t *
+do_watch(struct agent_job *job)
+{
+	return do_observe(job, "watch_run");
+}
+
+static json_t *
+do_trace(struct agent_job *job)
+{
+	return do_observe(job, "trace_run");
+}
+
 static json_t *
 do_monitor(struct agent_job *job)
 {
 	return do_observe(job, "monitor_run");
+}
+
+/* tt: every action is tthelper.py's tt_run, with the request's arguments. */
+static json_t *
+do_tt(struct agent_job *job)
+{
+	if (arg_str(job->args, "action") == NULL)
+		return proto_new_end_error(job->id, "usage", "tt needs an action");
+	return stream_call(job, "tt_run", json_incref(job->args));
 }
 
 /* reset: remove every instrumentation of this connection (all: of every one). */
@@ -963,18 +998,6 @@ do_names(struct agent_job *job)
 	    Py_BuildValue("(s)", module))), "names failed");
 }
 
-static json_t *
-do_watch(struct agent_job *job)
-{
-	return do_observe(job, "watch_run");
-}
-
-static json_t *
-do_trace(struct agent_job *job)
-{
-	return do_observe(job, "trace_run");
-}
-
 /*
  * Every command a client may send: the hello's capabilities are its names,
  * and a request is run by its entry.  An entry without a handler is a
@@ -994,6 +1017,7 @@ static const struct agent_command commands[] = {
 	{ "names", do_names, false },
 	{ "monitor", do_monitor, true },
 	{ "reset", do_reset, false },
+	{ "tt", do_tt, true },
 	{ "cancel", NULL, false },
 };
 

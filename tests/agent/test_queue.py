@@ -197,7 +197,7 @@ def test_caps_are_the_commands_it_runs(python, agent_target, profiler, tmp_path)
         caps = s.hello()["caps"]
         assert caps == ["getglobal", "vmtool", "module", "execute", "console", "threads",
                         "mem", "watch", "torch", "trace", "names", "monitor", "reset",
-                        "cancel"], caps
+                        "tt", "cancel"], caps
         for rid, cmd in enumerate(caps, 1):
             if cmd == "cancel":
                 continue
