@@ -28,14 +28,30 @@ _TT_REPLAY_THREAD = "flight_profiler replay"
 class _TTQueue(_deque):
     """A recording's watch queue: the observed thread's append also notes
     what tt needs that watch records lack: which thread called, and a
-    fingerprint of the arguments as the call left them (taken here, in
-    the calling thread, because the caller may change them right after;
-    bounded by _tt_fingerprint's node budget)."""
+    shallow fingerprint of the arguments as the call left them (taken
+    here because the caller may change them right after; the deep one is
+    taken on the worker, off the hot path)."""
 
     __slots__ = ()
 
     def append(self, item, _append=_deque.append, _ident=_get_ident):
-        _append(self, (item, _ident(), _tt_fingerprint(item[1], item[4], item[5])))
+        _append(self, (item, _ident(), _tt_shallow(item[1], item[4], item[5])))
+
+
+def _tt_shallow(bound, args, kwargs):
+    """The arguments' types, lengths and atomic values, one level: cheap
+    enough for the observed thread."""
+    out = []
+    for a in (args[1:] if bound else args):
+        t = type(a)
+        out.append(a if t in _TT_ATOMS else len(a) if t in _TT_SIZED else id(t))
+    for a in kwargs.values():
+        t = type(a)
+        out.append(a if t in _TT_ATOMS else len(a) if t in _TT_SIZED else id(t))
+    try:
+        return hash(tuple(out))
+    except BaseException:
+        return None
 
 
 class _TTRecord(object):
@@ -66,7 +82,8 @@ def _tt_size(args, kwargs, ret, exc):
     return n
 
 
-_TT_ATOMS = (type(None), bool, int, float, complex, str, bytes)
+_TT_ATOMS = frozenset((type(None), bool, int, float, complex, str, bytes))
+_TT_SIZED = frozenset((list, dict, set, tuple, bytearray))
 
 
 def _tt_fingerprint(bound, args, kwargs):
@@ -114,6 +131,11 @@ def _tt_fingerprint(bound, args, kwargs):
         return hash(tuple(out))
     except BaseException:
         return None
+
+
+def _tt_mutated(r):
+    now = (_tt_shallow(r.bound, r.args, r.kwargs), _tt_fingerprint(r.bound, r.args, r.kwargs))
+    return now != r.fp
 
 
 def _tt_thread_name(ident):
@@ -245,7 +267,7 @@ def _tt_new(label, where, bound, args, kwargs, ret, exc, cost_ms, wall, ident, n
     r.method, r.where, r.bound = label, where, bound
     r.args, r.kwargs, r.ret, r.exc = args, kwargs, ret, exc
     r.cost, r.wall, r.thread, r.thread_name = cost_ms, wall, ident, name
-    r.fp = fp
+    r.fp = (fp, _tt_fingerprint(bound, args, kwargs))
     r.size = _tt_size(args, kwargs, ret, exc)
     r.replay_of = None
     return r
@@ -324,7 +346,7 @@ def _tt_get(spec):
 def _tt_inspect(spec, record):
     r = _tt_get(spec)
     meta = _tt_row(r)
-    meta["mutated"] = _tt_fingerprint(r.bound, r.args, r.kwargs) != r.fp
+    meta["mutated"] = _tt_mutated(r)
     names = _tt_names(r)
     if spec.get("watch"):
         code = _tt_compile(spec["watch"], "-w")
@@ -420,8 +442,8 @@ def _tt_replay(spec, record, cancelled):
                 time.sleep(min(0.05, max(0.0, end - time.monotonic())))
             if cancelled():
                 break
-        fp = _tt_fingerprint(r.bound, r.args, r.kwargs)
-        mutated = fp != r.fp
+        mutated = _tt_mutated(r)
+        fp = _tt_shallow(r.bound, r.args, r.kwargs)
         wall = time.time()
         ret, exc, cost = _tt_call(r, fn)
         n = _tt_new(r.method, r.where, r.bound, r.args, r.kwargs, ret, exc, cost, wall,
