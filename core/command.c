@@ -781,14 +781,18 @@ command_arg(const struct cmd_request *req, const char *name)
 static void
 help_section(struct sbuf *out, const char *title, unsigned flags, unsigned not)
 {
+	bool titled = false;
 	size_t i;
 
-	sbuf_add(out, title);
 	for (i = 0; i < command_table_size; i++) {
 		const struct cmd_spec *spec = command_table[i];
 
-		if ((spec->flags & flags) == flags && !(spec->flags & not))
-			sbuf_addf(out, "  %-10s %s\n", spec->name, spec->summary);
+		if ((spec->flags & flags) != flags || (spec->flags & not))
+			continue;
+		if (!titled)	/* no title over an empty section */
+			sbuf_add(out, title);
+		titled = true;
+		sbuf_addf(out, "  %-10s %s\n", spec->name, spec->summary);
 	}
 }
 

@@ -459,8 +459,7 @@ tt_check(const struct cmd_request *req, char **cause)
 
 static struct cmd_spec cmd_tt = {
 	.name = "tt",
-	.usage = "-t module [class] method [-nm NAME] [-n N] [-f EXPR] [--store-records N] "
-	    "[--store-mib N] | -l [-m NAME] | "
+	.usage = "-t module [class] method [-nm NAME] [-n N] [-f EXPR] | -l [-m NAME] | "
 	    "-i INDEX [-x N] [-r] [-v] [-p [--replay-times K] [--replay-interval MS]] [-w EXPR] | "
 	    "-d INDEX | -da | -s EXPR",
 	.summary = "record calls, then list, inspect, search and replay them",

@@ -122,6 +122,10 @@ cmd_run_fn runner_cmd_stack, runner_cmd_getglobal, runner_cmd_vmtool, runner_cmd
 cmd_run_fn runner_cmd_trace;
 cmd_run_fn runner_cmd_monitor, runner_cmd_reset;
 cmd_run_fn runner_cmd_tt;
+/* tt -l (method: -m, search: -s; NULL for none) as a model, for the TUI's tt pane. */
+struct tt_list;
+int runner_tt_list(struct runner *r, const char *method, const char *search,
+    struct tt_list *l, char **cause);
 
 /*
  * A statement (`execute ...`) that runs while the front end goes on.  Its

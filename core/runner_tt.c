@@ -19,6 +19,7 @@
 struct tt_progress {
 	long long events;
 	const char *action;
+	struct sbuf *out;	/* -i and -p: their records go with the answer */
 };
 
 static void
@@ -33,6 +34,13 @@ tt_event(struct runner *r, void *ctx, const struct proto_msg *msg)
 	tt_event_parse(msg->data, &e);
 	if (e.has_row)
 		p->events++;
+	/* A recording's rows are written as they come; a record shown or
+	 * replayed is part of the answer (a front end shows it with it). */
+	if (strcmp(p->action, "record") != 0) {
+		render_tt_event(p->out, &e);
+		tt_event_clear(&e);
+		return;
+	}
 	render_tt_event(&out, &e);
 	tt_event_clear(&e);
 	if (out.s != NULL)
@@ -135,7 +143,7 @@ int
 runner_cmd_tt(void *ctx, const struct cmd_request *req, struct sbuf *out, char **cause)
 {
 	struct runner *r = ctx;
-	struct tt_progress p = { 0 };
+	struct tt_progress p = { .out = out };
 	struct proto_msg end;
 	json_t *args = json_object();
 	int rc;
@@ -156,6 +164,31 @@ runner_cmd_tt(void *ctx, const struct cmd_request *req, struct sbuf *out, char *
 	else if (strcmp(end.kind, "cancelled") == 0 && strcmp(p.action, "replay") == 0)
 		sbuf_addf(out, "tt: replay stopped after %lld call%s\n", p.events,
 		    p.events == 1 ? "" : "s");
+	else
+		rc = runner_end_failure(&end, "tt", cause);
+	proto_msg_clear(&end);
+	return rc;
+}
+
+int
+runner_tt_list(struct runner *r, const char *method, const char *search, struct tt_list *l,
+    char **cause)
+{
+	struct proto_msg end;
+	json_t *args = json_object();
+	int rc;
+
+	memset(l, 0, sizeof *l);
+	json_object_set_new(args, "action", json_string("list"));
+	if ((rc = runner_add_str(args, "method", method, "tt", cause)) ||
+	    (rc = runner_add_str(args, "search", search, "tt", cause))) {
+		json_decref(args);
+		return rc;
+	}
+	if ((rc = runner_call(r, "tt", args, 10000, &end, cause)) != FP_OK)
+		return rc;
+	if (end.ok)
+		tt_list_parse(end.data, l);
 	else
 		rc = runner_end_failure(&end, "tt", cause);
 	proto_msg_clear(&end);

@@ -199,6 +199,9 @@ commands_run(struct tui *t, const char *line)
 		pane_output_set(output, line, out.s);
 		tui_show_pane(t, output, true);
 	}
+	if (spec != NULL && strcmp(spec->name, "tt") == 0 && runner_agent_state(t->runner) ==
+	    RUNNER_AGENT_ATTACHED)
+		pane_tt_after(tui_pane(t, &pane_tt_ops), line);
 	if (rc != FP_OK)
 		tui_status(t, true, "%s", cause ? cause : "failed");
 	else if (out.len == 0 && !own && spec != NULL)

@@ -280,6 +280,9 @@ void pane_flame_show(struct pane *p, struct flamelive *fl);
 struct memlive;
 struct memlive *pane_mem_model(struct pane *p);
 
+/* tt pane: list the records again after the `tt` command `line` (-l, -s set what it lists). */
+void pane_tt_after(struct pane *p, const char *line);
+
 /*
  * Build a fake snapshot for benchmarks and tests: `nthreads` threads of
  * `depth` frames each.  Free with py_snapshot_free().

@@ -25,8 +25,6 @@
 /* What a runner without a process answers once a line passed every check. */
 #define NO_PROCESS "no process given: flight_profiler PID --cmd ..."
 #define STACK_NO_PROCESS "stack: no process given (flight_profiler PID, or stack PID)"
-#define NOT_YET "' is a command of the guide that this build does not have yet; " \
-	"`help` lists the ones it has"
 
 #define STACK_USAGE "(usage: stack [pid] [-f FILE] [--native] [--block] [-a] [--locals])"
 #define GETGLOBAL_USAGE "(usage: getglobal module [class] field [-x N] [-e EXPR] [-r] [-v])"
@@ -274,16 +272,13 @@ test_help(void)
 	static const char *const built[] = {
 		"help", "stack", "perf", "gilstat", "getglobal", "vmtool", "module", "console",
 		"execute", "mem", "watch", "torch",
-		"trace", "monitor", "reset",
+		"trace", "monitor", "reset", "tt",
 	};
 	static const char *const tui[] = { "quit", "save", "theme", "delay", "flame" };
-	static const char *const planned[] = {
-		"tt",
-	};
 	const struct cmd_spec *const *all;
 	struct sbuf out = { 0 };
 	char *cause = NULL, *line;
-	const char *at, *tui_at, *planned_at;
+	const char *at, *tui_at;
 	size_t i, k, nall;
 	int rc;
 
@@ -301,9 +296,9 @@ test_help(void)
 	rc = command_help(&out, NULL, &cause);
 	ok(rc == FP_OK && out.s != NULL, "help lists the commands");
 	tui_at = strstr(out.s, "\nIn the TUI too:\n");
-	planned_at = strstr(out.s, "\nOf the guide, not in this build yet:\n");
-	ok(tui_at != NULL && planned_at != NULL && tui_at < planned_at,
-	    "help has a section for the TUI's own commands, then one for the guide's to come");
+	ok(tui_at != NULL && strstr(out.s, "not in this build") == NULL,
+	    "help has a section for the TUI's own commands, and none for commands to come: "
+	    "every command of the guide is built");
 	for (i = 0; i < FP_NELEM(built); i++) {
 		line = xasprintf("\n  %-10s ", built[i]);
 		at = strstr(out.s, line);
@@ -313,22 +308,13 @@ test_help(void)
 	for (i = 0; i < FP_NELEM(tui); i++) {
 		line = xasprintf("\n  %-10s ", tui[i]);
 		at = strstr(out.s, line);
-		ok(at != NULL && at > tui_at && at < planned_at, "help lists %s with the TUI's own",
+		ok(at != NULL && at > tui_at, "help lists %s with the TUI's own",
 		    tui[i]);
 		free(line);
 	}
-	for (i = 0; i < FP_NELEM(planned); i++) {
-		line = xasprintf("\n  %-10s ", planned[i]);
-		at = strstr(out.s, line);
-		ok(at != NULL && at > planned_at, "help lists %s as not built yet", planned[i]);
-		free(line);
-		ok(command_find(planned[i]) != NULL &&
-		    (command_find(planned[i])->flags & CMD_PLANNED),
-		    "%s is in the table, marked as not built", planned[i]);
-	}
 	/* ... and nothing else: the table is what help lists. */
 	all = command_all(&nall);
-	ok(nall == FP_NELEM(built) + FP_NELEM(tui) + FP_NELEM(planned),
+	ok(nall == FP_NELEM(built) + FP_NELEM(tui),
 	    "the table has the %zu commands help lists", nall);
 	sbuf_free(&out);
 
@@ -374,8 +360,10 @@ test_help(void)
 	command_help(&out, "tt", &cause);
 	ok(strstr(out.s, "stop after N records (default 50)") != NULL,
 	    "help tt: -n defaults to 50 (the guide's)");
-	ok(strstr(out.s, "(a command of the guide that this build does not have yet)") != NULL,
-	    "help tt says it is not built yet");
+	ok(strstr(out.s, "this build does not have") == NULL &&
+	    strstr(out.s, "at most N records, the oldest evicted first (default 1000)") != NULL &&
+	    strstr(out.s, "(default 64)") != NULL,
+	    "help tt: built, with the store's bounds and their defaults");
 	sbuf_free(&out);
 	command_help(&out, "perf", &cause);
 	ok(strstr(out.s, "(default flamegraph.svg)") != NULL && strstr(out.s, "(default 100)") != NULL,
@@ -656,24 +644,6 @@ test_console_execute(void)
 	parse_fails("execute a = -b", "execute: unknown option '-b' " EXECUTE_USAGE);
 	parse_fails("execute print(1) -t", "execute: option -t needs a value (SECONDS)");
 	refused("execute 'print(\"\xff\")'", "execute: 'print(\"\\xff\")' is not valid UTF-8");
-}
-
-/* ---- commands of the guide this build does not have yet -------------------- */
-
-/*
- * Their grammar is real (what follows checks it through command_parse);
- * the runner answers every form of them, good or bad, with one sentence
- * before any usage: there is nothing to fix in a line that cannot run.
- */
-static void
-not_built(const char *line)
-{
-	char *name = xstrndup(line, strcspn(line, " "));
-	char *want = xasprintf("'%s" NOT_YET, name);
-
-	refused(line, want);
-	free(want);
-	free(name);
 }
 
 /*
@@ -1034,25 +1004,15 @@ test_torch(void)
 }
 
 static void
-test_planned(void)
+test_typos(void)
 {
-	/* Every form the guide shows, and some it refuses: one clear answer. */
-	static const char *const forms[] = {
-		"tt -t __main__ func",
-		"tt -l",
-		"tt",
-	};
 	struct sbuf out = { 0 };
 	char *cause = NULL;
-	size_t i;
 
-	for (i = 0; i < FP_NELEM(forms); i++)
-		not_built(forms[i]);
-	/* help shows how they will be used. */
 	ok(command_help(&out, "trace", &cause) == FP_OK && strstr(out.s, "--nested-method") != NULL,
 	    "help trace shows its options");
 	sbuf_free(&out);
-	/* A typo of one of them names it, and says it is not here. */
+	/* A typo of a command names it. */
 	parse_fails("traces m f", "unknown command 'traces': did you mean 'trace'? (`help` lists "
 	    "commands)");
 	parse_fails("wach m f", "unknown command 'wach': did you mean 'watch'? (`help` lists "
@@ -1433,7 +1393,7 @@ main(void)
 	test_gilstat();
 	test_mem();
 	test_torch();
-	test_planned();
+	test_typos();
 	test_guide_options();
 	test_tui_only();
 	test_completion();
