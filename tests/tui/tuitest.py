@@ -506,6 +506,55 @@ def signals(exe, workdir):
                 target.stop()
 
 
+def tt_pane(exe, workdir):
+    """The tt pane (issue 10) on tests/agent/targets/tt_target.py: calls
+    recorded from the command line are listed by :tt -l; Enter shows one
+    in the output pane, p replays it after a y (the next index), d
+    deletes it."""
+    tmux = Tmux(140, 40)
+    target = None
+    try:
+        target = Target(exe, workdir, os.path.join(SRC, "tests", "agent", "targets",
+                                                   "tt_target.py"))
+        run([BIN, str(target.proc.pid), "--cmd", "tt -t __main__ func -n 3"])
+        s = Session(tmux, target, workdir)
+        s.wait(has("Threads", "driver"), "open")
+
+        def command(line):
+            s.tmux.keys(":")
+            s.tmux.type(line)
+            s.tmux.keys("Enter")
+        command("tt -l")
+        sc = s.wait(has("tt: 3 records", "1002 "), "tt -l")
+        TAP.ok(sc is not None and "__main__.func" in sc, "tt pane: :tt -l lists the records",
+               tmux.capture())
+        s.tmux.keys("Enter")
+        sc = s.wait(has("Output \u00b7 tt -i 1000 -x 2", "return_obj"), "tt Enter")
+        TAP.ok(sc is not None, "tt pane: Enter shows the record in the output pane", tmux.capture())
+        command("tt -l")
+        s.wait(has("tt: 3 records"), "tt -l again")
+        s.tmux.keys("p")
+        asked = s.wait(has("with the arguments of record 1000? [y/N]"), "tt p")
+        s.tmux.keys("y")
+        sc = s.wait(has("[1003] ", "replay of   1000"), "tt replay")
+        TAP.ok(asked is not None and sc is not None,
+               "tt pane: p asks, then replays record 1000 as 1003", tmux.capture())
+        command("tt -l")
+        s.wait(has("tt: 4 records"), "tt -l after replay")
+        s.tmux.keys("d")
+        command("tt -l")
+        sc = s.wait(has("tt: 3 records", "1003 "), "tt d")
+        TAP.ok(sc is not None and "1000 " not in sc.split("tt: 3 records")[1],
+               "tt pane: d deletes the record under the cursor", tmux.capture())
+        s.tmux.keys("q")
+    except RuntimeError as e:
+        TAP.ok(False, "tt pane", str(e))
+    finally:
+        tmux.kill()
+        if target:
+            target.stop()
+
+
 def target_exits(exe, workdir):
     tmux = Tmux(80, 24)
     target = None
@@ -1627,6 +1676,7 @@ def screens():
             streams(found[0], workdir)
             signals(found[0], workdir)
             target_exits(found[0], workdir)
+            tt_pane(found[0], workdir)
             hostile(want, found[0], workdir)
             flame(want, found[0], workdir, True)
             mem(want, found[0], workdir, True)
