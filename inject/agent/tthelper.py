@@ -279,28 +279,31 @@ def _tt_record(conn, rid, spec, record, cancelled):
     store = _tt_store
     try:
         filt = _tt_compile(spec["filter"], "-f") if spec.get("filter") else None
-        if spec.get("nested"):
-            raise WatchError("-nm (nested functions) is not supported by this agent yet")
-        targets, matched = _resolve(spec["module"], spec.get("class"), spec["method"], False)
+        targets, matched = spec_targets(spec)
     except WatchError as e:
         return {"ok": False, "message": str(e)}
     ev = store.configure(spec.get("store_records"), spec.get("store_bytes"))
-    where = {t[5]: (spec["module"], spec.get("class"), t[1]) for t in targets}
+    # Where to find each function again for a replay (not a nested one).
+    where = {} if spec.get("nested") else \
+        {t[5]: (spec["module"], spec.get("class"), t[1]) for t in targets}
     w = _Watch(False, False)
     w.queue = _TTQueue()
     limit = spec.get("limit", 50)
     g = {"__builtins__": builtins}
     stored = filter_errors = reported_drops = 0
     _watches[(conn, rid)] = w
+    nested = spec.get("nested")
+    labels = [t[5] + ("." + nested if nested else "") for t in targets]
+    token = instrument_add(conn, "tt", ", ".join(labels), lambda: _remove(w))
     try:
-        _install(w, targets)
-        start = {"started": True, "matched": matched, "observed": [t[5] for t in targets],
+        _install(w, targets, nested)
+        start = {"started": True, "matched": matched, "observed": labels,
                  "store": store.info()}
         if ev:
             start["evicted"] = ev
         record(start, [])
         while stored < limit:
-            if cancelled():
+            if cancelled() or not w.active:   # not active: `reset` removed it
                 break
             if not w.queue:
                 time.sleep(0.01)
@@ -329,8 +332,9 @@ def _tt_record(conn, rid, spec, record, cancelled):
                 meta["dropped"] = reported_drops = w.dropped
             record(meta, [])
         return {"ok": True, "recorded": stored, "dropped": w.dropped,
-                "filter_errors": filter_errors, "store": store.info()}
+                "filter_errors": filter_errors, "store": store.info(), "reset": not w.active}
     finally:
+        instrument_drop(conn, token)
         _watches.pop((conn, rid), None)
         _remove(w)
 
@@ -371,6 +375,10 @@ def _tt_inspect(spec, record):
 def _tt_current(r):
     """The function as it is NOW (a reload or a patch since recording is
     what a replay should exercise), never our recorder around it."""
+    if r.where is None:
+        raise WatchError("cannot replay record %d: %s is a nested function (-nm), "
+                         "which exists only while its outer function runs"
+                         % (r.index, r.method))
     modname, cls, name = r.where
     owner, where = _resolve_owner(modname, cls)
     raw = None

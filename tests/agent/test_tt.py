@@ -93,7 +93,9 @@ def test_tt_guide_examples(profiler, target):
     assert rows(ok(profiler.cmd(pid, "tt -l -m __main__.None.func")))[-1] == \
         (1005, True, "flight_profiler replay", "__main__.func", 1000)
     # --replay-times: K replays, K new indexes, with self as recorded.
-    x = int(re.match(r"^\((\d+),\)$", values(ok(profiler.cmd(pid, "tt -i 1003")))["args"]).group(1))
+    # args are the parameters as bound (watch's code-level observation):
+    # a.func(i, scale=3) records (i, 3).
+    x = int(re.match(r"^\((\d+), 3\)$", values(ok(profiler.cmd(pid, "tt -i 1003")))["args"]).group(1))
     out = ok(profiler.cmd(pid, "tt -i 1003 -p --replay-times 2 --replay-interval 1"))
     assert re.findall(r"^\[(\d+)\] ", out, re.M) == ["1006", "1007"]
     assert re.findall(r"^    return_obj\s+(\d+)$", out, re.M) == [str(3 * x)] * 2

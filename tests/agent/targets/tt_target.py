@@ -67,11 +67,29 @@ ORIGINALS = {"func": func, "boom": boom, "acoro": acoro, "big": big, "keep": kee
 ORIGINAL_A = dict(A.__dict__)
 
 
+ORIGINAL_CODES = dict([(n, f.__code__) for n, f in ORIGINALS.items()] +
+                      [("A.func", A.func.__code__)])
+
+
+def _observed(name, fn):
+    """fn observed at its code: its __code__ swapped (3.8-3.11), or local
+    sys.monitoring events on it under some tool (3.12+)."""
+    code = fn.__code__
+    if code is not ORIGINAL_CODES[name]:
+        return True
+    mon = getattr(sys, "monitoring", None)
+    return mon is not None and any(mon.get_tool(t) is not None and mon.get_local_events(t, code)
+                                   for t in range(6))
+
+
 def hooks_left():
-    """Names whose attribute is no longer the very object it was at start."""
+    """Names whose attribute is no longer the very object it was at start,
+    or whose code is observed."""
     g = globals()
-    left = [n for n, f in ORIGINALS.items() if g[n] is not f]
+    left = [n for n, f in ORIGINALS.items() if g[n] is not f or _observed(n, f)]
     left += ["A." + n for n, f in ORIGINAL_A.items() if A.__dict__.get(n) is not f]
+    if "A.func" not in left and _observed("A.func", A.func):
+        left.append("A.func")
     return left
 
 
