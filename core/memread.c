@@ -40,6 +40,7 @@ struct mem_page {
 	bool loaded;		/* read (else only claimed) */
 	bool ok;		/* readable */
 	bool pending;		/* asked for while deferring, not read yet */
+	bool live;		/* read afresh: it holds what a thread changes */
 	unsigned epoch;		/* mc->epoch when read */
 	unsigned char *data;
 };
@@ -118,7 +119,7 @@ slot_of(struct mem_cache *mc, uint64_t page)
 	if (p->data == NULL)
 		p->data = xmalloc(PAGE);
 	p->page = page;
-	p->loaded = p->pending = false;
+	p->loaded = p->pending = p->live = false;
 	mc->used++;
 	return p;
 }
@@ -133,6 +134,8 @@ get_page(struct mem_cache *mc, uint64_t page, bool fresh)
 {
 	struct mem_page *p = slot_of(mc, page);
 
+	if (p != NULL && fresh)
+		p->live = true;
 	if (p == NULL || p->pending || (p->loaded && (!fresh || p->epoch == mc->epoch)))
 		return p;
 	if (mc->deferring) {
@@ -231,7 +234,10 @@ mem_cache_refresh(struct mem_cache *mc, const uint64_t *addrs, size_t n)
 		uint64_t page = addrs[i] / PAGE;
 		struct mem_page *p = page ? slot_of(mc, page) : NULL;
 
-		if (p == NULL || p->pending || (p->loaded && p->epoch == mc->epoch))
+		if (p == NULL)
+			continue;
+		p->live = true;
+		if (p->pending || (p->loaded && p->epoch == mc->epoch))
 			continue;
 		for (j = 0; j < k && pages[j] != p; j++)
 			;
@@ -243,12 +249,13 @@ mem_cache_refresh(struct mem_cache *mc, const uint64_t *addrs, size_t n)
 }
 
 size_t
-mem_cache_pages(const struct mem_cache *mc, uint64_t *addrs, size_t max)
+mem_cache_pages(const struct mem_cache *mc, uint64_t *addrs, size_t max, bool live_only)
 {
 	size_t i, n = 0;
 
 	for (i = 0; i < mc->nslots && n < max; i++)
-		if (mc->slots[i].page != 0 && mc->slots[i].loaded && mc->slots[i].ok)
+		if (mc->slots[i].page != 0 && mc->slots[i].loaded && mc->slots[i].ok &&
+		    (mc->slots[i].live || !live_only))
 			addrs[n++] = mc->slots[i].page * PAGE;
 	return n;
 }

@@ -70,10 +70,12 @@ void mem_cache_refresh(struct mem_cache *mc, const uint64_t *addrs, size_t n);
 
 /*
  * The addresses of up to `max` readable pages now cached; returns how many.
+ * With `live_only`, only pages read afresh (mem_cache_read_fresh, or
+ * refreshed): what a running thread changes, not code objects or strings.
  * A sampler takes them before clearing and refreshes them all at once:
  * the next look at a process that changed little costs one system call.
  */
-size_t mem_cache_pages(const struct mem_cache *mc, uint64_t *addrs, size_t max);
+size_t mem_cache_pages(const struct mem_cache *mc, uint64_t *addrs, size_t max, bool live_only);
 
 /* Little helpers to pick a field out of a struct read in one go. */
 static inline uint64_t

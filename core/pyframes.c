@@ -139,6 +139,28 @@ codes_grow(struct py_reader *r)
 	free(old);
 }
 
+/* The slot of addr: its entry, or the empty one it would take. */
+static struct code_info *
+code_at(const struct py_reader *r, uint64_t addr)
+{
+	size_t s = code_slot(r, addr);
+
+	while (r->codes[s].addr != 0 && r->codes[s].addr != addr)
+		s = (s + 1) & (r->acodes - 1);
+	return &r->codes[s];
+}
+
+static struct code_info *
+find_code(const struct py_reader *r, uint64_t addr)
+{
+	struct code_info *c;
+
+	if (r->acodes == 0)
+		return NULL;
+	c = code_at(r, addr);
+	return c->addr == addr ? c : NULL;
+}
+
 /*
  * The type of a code object is PyCode_Type: memory that once held
  * something else (a frame's slot reused, a page read before the code was
@@ -168,17 +190,20 @@ get_code(struct py_reader *r, uint64_t addr)
 	const struct py_offsets *o = &r->rt->off;
 	unsigned char buf[PYOFF_CODE_SPAN];
 	struct code_info *c;
-	size_t s, csize = (size_t)o->code_size;
+	size_t csize = (size_t)o->code_size;
 
 	if (r->ncodes * 2 >= r->acodes)
 		codes_grow(r);
-	s = code_slot(r, addr);
-	while (r->codes[s].addr != 0 && r->codes[s].addr != addr)
-		s = (s + 1) & (r->acodes - 1);
-	c = &r->codes[s];
+	c = code_at(r, addr);
 	/* An invalid one is read again: it may have been read from a stale page. */
 	if (c->addr == addr && c->generation == r->generation && c->valid)
 		return c;
+	/* A sampler checks the ones it knows all at once, after the walks. */
+	if (c->addr == addr && c->valid && r->batch_codes) {
+		c->generation = r->generation;
+		*ARRAY_PUSH(r->unchecked, r->nunchecked, r->aunchecked) = addr;
+		return c;
+	}
 
 	if (csize > sizeof buf)
 		csize = sizeof buf;
@@ -214,6 +239,56 @@ get_code(struct py_reader *r, uint64_t addr)
 	c->valid = c->filename != NULL && c->name != NULL &&
 	    is_code_type(r, mem_field_u64(buf, o->object_type));
 	return c;
+}
+
+/* The span of a code object that holds the pointers get_code() compares. */
+static void
+code_check_span(const struct py_offsets *o, int64_t *lo, size_t *len)
+{
+	int64_t a = o->code_filename, b = o->code_name, c = o->code_linetable;
+	int64_t min = a < b ? (a < c ? a : c) : (b < c ? b : c);
+	int64_t max = a > b ? (a > c ? a : c) : (b > c ? b : c);
+
+	*lo = min;
+	*len = (size_t)(max - min) + 8;
+}
+
+size_t
+pyframes_check_codes(struct py_reader *r)
+{
+	const struct py_offsets *o = &r->rt->off;
+	unsigned char *buf;
+	uint64_t *addrs;
+	bool *ok;
+	size_t i, n = r->nunchecked, len, changed = 0;
+	int64_t lo;
+
+	r->nunchecked = 0;
+	if (n == 0)
+		return 0;
+	code_check_span(o, &lo, &len);
+	addrs = xmalloc(n * sizeof *addrs);
+	for (i = 0; i < n; i++)
+		addrs[i] = r->unchecked[i] + (uint64_t)lo;
+	buf = xmalloc(n * len);
+	ok = xmalloc(n * sizeof *ok);
+	mem_read_spans(r->rt->pid, addrs, n, len, buf, ok);
+	for (i = 0; i < n; i++) {
+		struct code_info *c = find_code(r, r->unchecked[i]);
+		const unsigned char *b = buf + i * len - lo;
+
+		if (c == NULL || (ok[i] && c->p_filename == mem_field_u64(b, o->code_filename) &&
+		    c->p_name == mem_field_u64(b, o->code_name) &&
+		    c->p_table == mem_field_u64(b, o->code_linetable)))
+			continue;
+		/* Another code object at that address now: read it afresh next time. */
+		c->valid = false;
+		changed++;
+	}
+	free(ok);
+	free(buf);
+	free(addrs);
+	return changed;
 }
 
 /* ---- frames ------------------------------------------------------------- */
@@ -317,13 +392,6 @@ walk_saw(const struct walk *w, uint64_t frame)
 	return false;
 }
 
-/* Frames and thread states change: never serve them from an older page. */
-static int
-rd_live(struct py_reader *r, uint64_t addr, void *buf, size_t len)
-{
-	return mem_cache_read_fresh(r->mc, addr, buf, len);
-}
-
 /*
  * A frame's code object that cannot be read as one: the frame was reused,
  * or the code is newer than a page read earlier (imports compile code all
@@ -371,7 +439,7 @@ read_frame_objects(struct py_reader *r, struct py_thread *t, uint64_t frame,
 			t->error = xasprintf("stack deeper than %u frames: cut", depth);
 			return;
 		}
-		if (!mem_ptr_ok(frame, 8) || rd_live(r, frame, buf, fsize) != 0 ||
+		if (!mem_ptr_ok(frame, 8) || rd_fresh(r, frame, buf, fsize) != 0 ||
 		    chain_loops(&g, frame))
 			return walk_torn(w, "a frame became unreadable", frame);
 		/*
@@ -448,7 +516,7 @@ frame_off_chain(struct py_reader *r, uint64_t frame, int owner, bool innermost)
 		/* The thread's current frame ran when found; a yield in between keeps its caller. */
 		if (o->gen_frame_state == PYOFF_NONE || innermost)
 			return NULL;
-		if (rd_live(r, frame + (uint64_t)o->gen_frame_state, &state, 1) != 0)
+		if (rd_fresh(r, frame + (uint64_t)o->gen_frame_state, &state, 1) != 0)
 			return "a generator became unreadable";
 		return state == o->gen_state_executing ? NULL :
 		    "a generator's frame on the chain does not run";
@@ -495,7 +563,7 @@ check_base(struct py_reader *r, uint64_t chunk, uint64_t base, struct walk *w)
 	for (hops = 0; previous != 0; hops++) {
 		chunk = previous;
 		if (hops > 64 || !mem_ptr_ok(chunk, 8) ||
-		    rd_live(r, chunk + (uint64_t)o->chunk_previous, &previous, sizeof previous) != 0)
+		    rd_fresh(r, chunk + (uint64_t)o->chunk_previous, &previous, sizeof previous) != 0)
 			return walk_torn(w, "the thread's data stack became unreadable", chunk);
 	}
 	data = chunk + (uint64_t)o->chunk_data;
@@ -530,7 +598,7 @@ read_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
 			t->error = xasprintf("stack deeper than %u frames: cut", depth);
 			return;
 		}
-		if (!mem_ptr_ok(frame, 8) || rd_live(r, frame, buf, fsize) != 0 ||
+		if (!mem_ptr_ok(frame, 8) || rd_fresh(r, frame, buf, fsize) != 0 ||
 		    chain_loops(&g, frame))
 			return walk_torn(w, "a frame became unreadable", frame);
 		walk_note(w, frame, fsize, true);
@@ -601,8 +669,8 @@ current_frame(struct py_reader *r, const unsigned char *ts, struct walk *w)
 	if (o->tstate_cframe != PYOFF_NONE) {
 		cframe = mem_field_u64(ts, o->tstate_cframe);
 		if (!mem_ptr_ok(cframe, 8) ||
-		    rd_live(r, cframe + (uint64_t)o->cframe_current_frame, &frame, sizeof frame) != 0 ||
-		    rd_live(r, cframe + (uint64_t)o->cframe_previous, &previous, sizeof previous) != 0) {
+		    rd_fresh(r, cframe + (uint64_t)o->cframe_current_frame, &frame, sizeof frame) != 0 ||
+		    rd_fresh(r, cframe + (uint64_t)o->cframe_previous, &previous, sizeof previous) != 0) {
 			walk_torn(w, "the thread's current frame is unreadable", cframe);
 			return 0;
 		}
@@ -692,7 +760,7 @@ read_thread_frames_once(struct py_reader *r, struct py_thread *t, unsigned depth
 	if (tsize > sizeof ts)
 		tsize = sizeof ts;
 	walk_note(w, t->tstate, tsize, false);
-	if (rd_live(r, t->tstate, ts, tsize) != 0)
+	if (rd_fresh(r, t->tstate, ts, tsize) != 0)
 		return walk_torn(w, "the thread ended", t->tstate);
 	if (o->tstate_datastack_chunk != PYOFF_NONE)
 		chunk = mem_field_u64(ts, o->tstate_datastack_chunk);
@@ -907,4 +975,5 @@ pyframes_reader_free(struct py_reader *r)
 		free(r->hints[i].addrs);
 	free(r->hints);
 	free(r->codes);
+	free(r->unchecked);
 }

@@ -102,18 +102,19 @@ read_gil(struct py_reader *r, uint64_t interp, uint64_t *holder, uint64_t *gil)
 	if (o->runtime_gil != PYOFF_NONE)
 		g = r->rt->runtime + (uint64_t)o->runtime_gil;
 	else if (o->interp_gil_ptr != PYOFF_NONE)
-		rd_u64(r, interp + (uint64_t)o->interp_gil_ptr, &g);
+		rd_fresh(r, interp + (uint64_t)o->interp_gil_ptr, &g, sizeof g);
 	*gil = mem_ptr_ok(g, 8) ? g : 0;
 	if (o->runtime_tstate_current != PYOFF_NONE) {
 		/* 3.8–3.11: the thread state that holds the GIL, NULL if none. */
-		rd_u64(r, r->rt->runtime + (uint64_t)o->runtime_tstate_current, holder);
+		rd_fresh(r, r->rt->runtime + (uint64_t)o->runtime_tstate_current, holder,
+		    sizeof *holder);
 		return;
 	}
 	if (*gil == 0)
 		return;
-	if (rd(r, *gil + (uint64_t)o->gil_locked, &locked, sizeof locked) == 0 &&
+	if (rd_fresh(r, *gil + (uint64_t)o->gil_locked, &locked, sizeof locked) == 0 &&
 	    locked == 1 &&
-	    rd_u64(r, *gil + (uint64_t)o->gil_last_holder, &last) == 0)
+	    rd_fresh(r, *gil + (uint64_t)o->gil_last_holder, &last, sizeof last) == 0)
 		*holder = last;
 }
 
@@ -235,11 +236,14 @@ py_reader_snapshot(struct py_reader *r, const struct py_snapshot_opts *opts,
 	if (no_proc) {
 		/*
 		 * A sampler looks again and again: every page the last look
-		 * used is read again at once, in one system call, and the walk
-		 * then finds most of what it needs in the cache.
+		 * read afresh (thread states, frames, the GIL's words) is read
+		 * again at once, in one system call, and the walk then finds
+		 * most of what it needs in the cache.  Code objects and their
+		 * strings are not: they are cached whole by address, and
+		 * checked in one batch at the end (pyframes_check_codes).
 		 */
 		uint64_t pages[PREFETCH_PAGES];
-		size_t npages = mem_cache_pages(r->mc, pages, PREFETCH_PAGES);
+		size_t npages = mem_cache_pages(r->mc, pages, PREFETCH_PAGES, true);
 
 		mem_cache_clear(r->mc);
 		mem_cache_refresh(r->mc, pages, npages);
@@ -266,6 +270,8 @@ py_reader_snapshot(struct py_reader *r, const struct py_snapshot_opts *opts,
 	snap->blocked = opts->block;
 	snap->taken_ns = now_ns();
 	r->snap = snap;
+	r->batch_codes = no_proc;
+	r->nunchecked = 0;
 	r->may_stop = r->stop_allowed && !opts->never_stop && !opts->block && !opts->native;
 	r->quick_tries = opts->tries;
 	snprintf(snap->version, sizeof snap->version, "%s", r->rt->version);
@@ -290,10 +296,13 @@ py_reader_snapshot(struct py_reader *r, const struct py_snapshot_opts *opts,
 		}
 	}
 
-	if ((rc = pyruntime_main_interp(r->rt, &interp, cause)) != FP_OK)
+	/* A sampler finds it in the pages just re-read; the first look asks the runtime. */
+	if ((!no_proc || rd_fresh(r, r->rt->runtime + (uint64_t)o->runtime_interp_head, &interp,
+	    sizeof interp) != 0 || !mem_ptr_ok(interp, 8)) &&
+	    (rc = pyruntime_main_interp(r->rt, &interp, cause)) != FP_OK)
 		goto fail;
 	read_gil(r, interp, &holder, &gil);
-	if (rd_u64(r, interp + (uint64_t)o->interp_tstate_head, &tstate) != 0) {
+	if (rd_fresh(r, interp + (uint64_t)o->interp_tstate_head, &tstate, sizeof tstate) != 0) {
 		rc = procfs_exists(pid) ?
 		    fail(cause, FP_ERR, "process %d: cannot read the thread list", (int)pid) :
 		    fail(cause, FP_EEXITED, "process %d exited while being read", (int)pid);
@@ -307,7 +316,7 @@ py_reader_snapshot(struct py_reader *r, const struct py_snapshot_opts *opts,
 		if (tsize > sizeof ts)
 			tsize = sizeof ts;
 		if (snap->nthreads >= MAX_THREADS || !mem_ptr_ok(tstate, 8) ||
-		    rd(r, tstate, ts, tsize) != 0)
+		    rd_fresh(r, tstate, ts, tsize) != 0)
 			break;
 		t = ARRAY_PUSH(snap->threads, snap->nthreads, athreads);
 		memset(t, 0, sizeof *t);
@@ -326,7 +335,7 @@ py_reader_snapshot(struct py_reader *r, const struct py_snapshot_opts *opts,
 		for (i = 0; i < snap->nthreads && r->pthread_tid_off >= 0; i++) {
 			int32_t tid;
 
-			if (rd(r, snap->threads[i].thread_id + (uint64_t)r->pthread_tid_off,
+			if (rd_fresh(r, snap->threads[i].thread_id + (uint64_t)r->pthread_tid_off,
 			    &tid, sizeof tid) == 0)
 				snap->threads[i].tid = tid;
 		}
@@ -356,6 +365,13 @@ py_reader_snapshot(struct py_reader *r, const struct py_snapshot_opts *opts,
 		else
 			t->gil = GIL_NONE;
 	}
+	/* A code object known by its address was replaced since: read the stacks again. */
+	if (r->batch_codes && pyframes_check_codes(r) > 0) {
+		r->batch_codes = false;
+		for (i = 0; i < snap->nthreads; i++)
+			pyframes_read(r, &snap->threads[i], depth);
+	}
+	r->batch_codes = false;
 	/* Python's own names, where threading has them; the OS names stand for the rest. */
 	if (!no_proc)
 		pythreads_name(r->names, r->mc, interp, snap->threads, snap->nthreads);

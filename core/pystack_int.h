@@ -71,6 +71,15 @@ struct py_reader {
 	bool prefetched;
 	uint64_t code_type;		/* &PyCode_Type, once seen */
 	/*
+	 * A sampler's snapshot (no_proc) uses the code objects it knows
+	 * without reading them, and notes them here; pyframes_check_codes()
+	 * then reads the pointers that tell one code from another of all of
+	 * them in one system call.
+	 */
+	bool batch_codes;
+	uint64_t *unchecked;
+	size_t nunchecked, aunchecked;
+	/*
 	 * Per thread state, the pages its last read touched: the next read
 	 * of it (a sampler reads again and again) starts by re-reading them
 	 * all at once, outermost first (see refresh_outer_first).
@@ -94,6 +103,13 @@ static inline int
 rd(struct py_reader *r, uint64_t addr, void *buf, size_t len)
 {
 	return mem_cache_read(r->mc, addr, buf, len);
+}
+
+/* What a running thread changes: never served from a page read before the last expiry. */
+static inline int
+rd_fresh(struct py_reader *r, uint64_t addr, void *buf, size_t len)
+{
+	return mem_cache_read_fresh(r->mc, addr, buf, len);
 }
 
 static inline int
@@ -122,6 +138,12 @@ void pyframes_read(struct py_reader *r, struct py_thread *t, unsigned depth);
  */
 bool pyframes_chain_may_end(const struct py_offsets *o, int owner, bool is_entry);
 void pyframes_free(struct py_thread *t);
+/*
+ * Check the code objects a batch_codes snapshot used unread; returns how
+ * many turned out to be another object now (forgotten: the threads must
+ * be read again).
+ */
+size_t pyframes_check_codes(struct py_reader *r);
 void pyframes_arena_free(struct str_arena *a);
 /* What the frame reading keeps between snapshots (code objects, hints). */
 void pyframes_reader_free(struct py_reader *r);
