@@ -115,7 +115,7 @@ parse_on(const struct cmd_request *req, struct gilstat_opts *o, double *interval
 static void
 refresh_names(struct gilstat_run *g)
 {
-	struct py_snapshot_opts so = { .never_stop = true, .tries = 1, .max_depth = 1 };
+	struct py_snapshot_opts so = { .max_depth = 1 };
 	struct py_snapshot *snap = NULL;
 	char *cause = NULL;
 	size_t i;
@@ -165,7 +165,7 @@ on_event(void *arg, const struct gilprobe_event *ev)
 static void
 sample_tick(struct gilstat_run *g, uint64_t weight)
 {
-	struct py_snapshot_opts so = { .never_stop = true, .tries = 1, .max_depth = 1 };
+	struct py_snapshot_opts so = { .max_depth = 1 };
 	struct py_snapshot *snap = NULL;
 	char *cause = NULL;
 	size_t i;
@@ -256,6 +256,7 @@ gilstat_cmd_on(void *ctx, const struct cmd_request *req, struct sbuf *out, char 
 		return fail(cause, FP_EUSAGE, "gilstat: no process attached (flight_profiler PID)");
 	if ((rc = py_reader_open(g.pid, &g.reader, cause)) != FP_OK)
 		return rc;
+	py_reader_may_stop(g.reader, false);
 	rt = py_reader_runtime(g.reader);
 	if (getenv("FP_GILSTAT_STATISTICAL") != NULL)	/* tests and benchmarks */
 		why = xstrdup("FP_GILSTAT_STATISTICAL is set");

@@ -19,6 +19,7 @@
 #define DEFAULT_DEPTH	4096
 #define SYS_futex_nr	202	/* x86_64 */
 #define PREFETCH_PAGES	128	/* pages re-read at once by a no_proc snapshot */
+#define NOSTOP_TRIES	2	/* reads of a stack by a reader that may not stop it */
 
 struct tid_info {
 	pid_t tid;
@@ -272,8 +273,8 @@ py_reader_snapshot(struct py_reader *r, const struct py_snapshot_opts *opts,
 	r->snap = snap;
 	r->batch_codes = no_proc;
 	r->nunchecked = 0;
-	r->may_stop = r->stop_allowed && !opts->never_stop && !opts->block && !opts->native;
-	r->quick_tries = opts->tries;
+	r->may_stop = r->stop_allowed && !r->never_stop && !opts->block && !opts->native;
+	r->quick_tries = r->never_stop ? NOSTOP_TRIES : 0;
 	snprintf(snap->version, sizeof snap->version, "%s", r->rt->version);
 
 	if (opts->native && r->unwinder == NULL &&
@@ -455,6 +456,12 @@ py_reader_open(pid_t pid, struct py_reader **rp, char **cause)
 	r->names = pythreads_new(r->rt);
 	*rp = r;
 	return FP_OK;
+}
+
+void
+py_reader_may_stop(struct py_reader *r, bool may)
+{
+	r->never_stop = !may;
 }
 
 const struct pyruntime *

@@ -98,17 +98,6 @@ struct py_snapshot_opts {
 	bool block;		/* stop every thread for a consistent read */
 	unsigned max_depth;	/* frames per thread; 0 = default (4096) */
 	/*
-	 * Never stop a thread, not even one whose stack changed under every
-	 * read: it is shown partial instead (a sampler counts those).
-	 */
-	bool never_stop;
-	/*
-	 * Reads of a torn stack before it is shown partial, back to back
-	 * (no waiting for the thread to run); 0 = the default rounds.  A
-	 * sampler takes 2: a torn sample is counted, not chased.
-	 */
-	unsigned tries;
-	/*
 	 * Read nothing under /proc (a sampler refreshes thread states at its
 	 * own pace): os_state is 0, names and cpu_ticks are unset.  Before
 	 * 3.11 an OS tid needs one full snapshot first (it finds where glibc
@@ -126,6 +115,14 @@ struct py_reader;
  * enum fp_status; *cause says why on failure.
  */
 int py_reader_open(pid_t pid, struct py_reader **reader, char **cause);
+/*
+ * May this reader stop a thread (default: yes)?  One that may reads a torn
+ * stack again, in rounds that let the thread run, and as the last resort
+ * stops that thread for one read.  One that may not (a sampler, gilstat's
+ * statistical mode) never stops a thread: a torn stack is read once more,
+ * back to back, then shown partial -- counted, not chased.
+ */
+void py_reader_may_stop(struct py_reader *r, bool may);
 const struct pyruntime *py_reader_runtime(const struct py_reader *reader);
 int py_reader_snapshot(struct py_reader *reader,
     const struct py_snapshot_opts *opts, struct py_snapshot **snap,

@@ -62,7 +62,8 @@ struct py_reader {
 	 * FP_STACK_CHECK is set to anything but 1 (benchmarks of the parts).
 	 */
 	bool may_stop, stop_allowed;
-	unsigned quick_tries;		/* this snapshot's opts->tries, 0 = rounds */
+	bool never_stop;		/* py_reader_may_stop(r, false) */
+	unsigned quick_tries;		/* 0 = rounds; else back-to-back reads */
 	/*
 	 * The pages of the last snapshot were just re-read in one batch
 	 * (no_proc): a first read of each stack is served from them, not

@@ -142,7 +142,7 @@ int
 sampler_open(pid_t pid, const struct sampler_opts *opts, struct sampler **sp,
     char **cause)
 {
-	struct py_snapshot_opts so = { .never_stop = true, .tries = 2 };
+	struct py_snapshot_opts so = { 0 };
 	struct py_snapshot *snap = NULL;
 	struct sampler *s;
 	int rc;
@@ -159,6 +159,7 @@ sampler_open(pid_t pid, const struct sampler_opts *opts, struct sampler **sp,
 		free(s);
 		return rc;
 	}
+	py_reader_may_stop(s->reader, false);
 	s->version = xstrdup(py_reader_runtime(s->reader)->version);
 	refresh_threads(s);
 	/* One full read: names, and (before 3.11) where glibc keeps the tid. */
@@ -257,7 +258,7 @@ tick(struct sampler *s, uint64_t t0, uint64_t weight, sampler_sink_fn *sink,
     void *arg, unsigned *failed_run, char **cause)
 {
 	struct py_snapshot_opts so = {
-		.never_stop = true, .tries = 2, .native = s->opts.native,
+		.native = s->opts.native,
 		.max_depth = s->opts.max_depth, .no_proc = !s->need_names,
 	};
 	struct py_snapshot *snap = NULL;

@@ -3,7 +3,7 @@
  *
  * Built on core/pystack's reader: each tick reads every thread's Python
  * stack with process_vm_readv while the threads run.  It must never stop
- * a thread (py_snapshot_opts.never_stop): a stack that changed under two
+ * a thread (py_reader_may_stop(reader, false)): a stack that changed under two
  * reads is counted torn and dropped, never chased.  /proc is read at a
  * lower rate than the samples (the thread list every 200 ms); whether a
  * thread was on a CPU comes from its schedstat file, kept open and re-read

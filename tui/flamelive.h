@@ -4,7 +4,7 @@
  * each thread alone) and counting each thread's state (GIL held, waiting,
  * idle, on a CPU).  The TUI's loop never waits on the target for it: the
  * pane takes the lock only to read what has arrived.  It never stops a
- * thread of the target (the sampler's never_stop reads).
+ * thread of the target (the sampler's reader may not stop threads).
  *
  * Everything below `mu` is shared with the sampling thread: read it only
  * between flamelive_lock and flamelive_unlock.
