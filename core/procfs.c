@@ -205,21 +205,13 @@ procfs_thread_comm(pid_t pid, pid_t tid)
 	return s;
 }
 
-bool
-procfs_thread_syscall(pid_t pid, pid_t tid, long *nr, uint64_t *arg0)
+/* "NR 0xARG0 ..." of a syscall file; "running" and "-1 ..." are not. */
+static bool
+parse_syscall(char *buf, ssize_t len, long *nr, uint64_t *arg0)
 {
-	char path[80], buf[256];
 	unsigned long long a0;
-	ssize_t len;
 	long n;
-	FILE *f;
 
-	snprintf(path, sizeof path, "/proc/%d/task/%d/syscall", (int)pid, (int)tid);
-	f = fopen(path, "re");
-	if (f == NULL)
-		return false;
-	len = (ssize_t)fread(buf, 1, sizeof buf - 1, f);
-	fclose(f);
 	if (len <= 0)
 		return false;
 	buf[len] = '\0';
@@ -228,6 +220,30 @@ procfs_thread_syscall(pid_t pid, pid_t tid, long *nr, uint64_t *arg0)
 	*nr = n;
 	*arg0 = a0;
 	return true;
+}
+
+bool
+procfs_thread_syscall(pid_t pid, pid_t tid, long *nr, uint64_t *arg0)
+{
+	char path[80], buf[256];
+	ssize_t len;
+	FILE *f;
+
+	snprintf(path, sizeof path, "/proc/%d/task/%d/syscall", (int)pid, (int)tid);
+	f = fopen(path, "re");
+	if (f == NULL)
+		return false;
+	len = (ssize_t)fread(buf, 1, sizeof buf - 1, f);
+	fclose(f);
+	return parse_syscall(buf, len, nr, arg0);
+}
+
+bool
+procfs_syscall_fd(int fd, long *nr, uint64_t *arg0)
+{
+	char buf[256];
+
+	return parse_syscall(buf, pread(fd, buf, sizeof buf - 1, 0), nr, arg0);
 }
 
 char *

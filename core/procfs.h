@@ -58,6 +58,8 @@ char *procfs_thread_comm(pid_t pid, pid_t tid);
  * first argument.  False when the thread is running or this is unreadable.
  */
 bool procfs_thread_syscall(pid_t pid, pid_t tid, long *nr, uint64_t *arg0);
+/* The same from that file kept open (one pread a look). */
+bool procfs_syscall_fd(int fd, long *nr, uint64_t *arg0);
 
 /* The command line on one line (NULs and line breaks become spaces); NULL if unreadable. */
 char *procfs_cmdline(pid_t pid);

@@ -119,19 +119,25 @@ read_gil(struct py_reader *r, uint64_t interp, uint64_t *holder, uint64_t *gil)
 		*holder = last;
 }
 
-/* Only asked while someone holds the GIL: nobody waits for a free one. */
-static bool
-waits_on_gil(struct py_reader *r, pid_t tid, uint64_t gil)
+bool
+py_reader_gil_wait(const struct py_reader *r, long nr, uint64_t arg0)
 {
 	const struct py_offsets *o = &r->rt->off;
-	uint64_t arg0, size;
+	uint64_t size = o->gil_size > 0 ? (uint64_t)o->gil_size : 256;
+
+	/* pthread_cond_wait / mutex lock on the GIL's own futex words. */
+	return r->gil != 0 && nr == SYS_futex_nr && arg0 >= r->gil && arg0 < r->gil + size;
+}
+
+/* Only asked while someone holds the GIL: nobody waits for a free one. */
+static bool
+waits_on_gil(struct py_reader *r, pid_t tid)
+{
+	uint64_t arg0;
 	long nr;
 
-	if (gil == 0 || tid == 0 || !procfs_thread_syscall(r->rt->pid, tid, &nr, &arg0))
-		return false;
-	size = o->gil_size > 0 ? (uint64_t)o->gil_size : 256;
-	/* pthread_cond_wait / mutex lock on the GIL's own futex words. */
-	return nr == SYS_futex_nr && arg0 >= gil && arg0 < gil + size;
+	return r->gil != 0 && tid != 0 && procfs_thread_syscall(r->rt->pid, tid, &nr, &arg0) &&
+	    py_reader_gil_wait(r, nr, arg0);
 }
 
 static void
@@ -303,6 +309,7 @@ py_reader_snapshot(struct py_reader *r, const struct py_snapshot_opts *opts,
 	    (rc = pyruntime_main_interp(r->rt, &interp, cause)) != FP_OK)
 		goto fail;
 	read_gil(r, interp, &holder, &gil);
+	r->gil = gil;
 	if (rd_fresh(r, interp + (uint64_t)o->interp_tstate_head, &tstate, sizeof tstate) != 0) {
 		rc = procfs_exists(pid) ?
 		    fail(cause, FP_ERR, "process %d: cannot read the thread list", (int)pid) :
@@ -361,7 +368,7 @@ py_reader_snapshot(struct py_reader *r, const struct py_snapshot_opts *opts,
 		pyframes_read(r, t, depth);
 		if (t->tstate == holder)
 			t->gil = GIL_HELD;
-		else if (holder != 0 && !no_proc && waits_on_gil(r, t->tid, gil))
+		else if (holder != 0 && !no_proc && waits_on_gil(r, t->tid))
 			t->gil = GIL_WAITING;
 		else
 			t->gil = GIL_NONE;
@@ -393,7 +400,7 @@ py_reader_snapshot(struct py_reader *r, const struct py_snapshot_opts *opts,
 			t->os_state = tids[i].st.state;
 			t->cpu_ticks = tids[i].st.utime + tids[i].st.stime;
 			t->name = tids[i].comm ? xstrdup(tids[i].comm) : NULL;
-			t->gil = holder != 0 && waits_on_gil(r, t->tid, gil) ? GIL_WAITING : GIL_NONE;
+			t->gil = holder != 0 && waits_on_gil(r, t->tid) ? GIL_WAITING : GIL_NONE;
 			unwind_one(r, t, opts->block, depth);
 		}
 		for (i = 0; i < snap->nthreads; i++) {

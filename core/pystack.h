@@ -123,6 +123,12 @@ int py_reader_open(pid_t pid, struct py_reader **reader, char **cause);
  * back to back, then shown partial -- counted, not chased.
  */
 void py_reader_may_stop(struct py_reader *r, bool may);
+/*
+ * Is a thread blocked in system call `nr` with first argument `arg0`
+ * (procfs_syscall_fd) waiting for the GIL of the last snapshot?  For a
+ * no_proc snapshot's caller, which reads thread states itself.
+ */
+bool py_reader_gil_wait(const struct py_reader *r, long nr, uint64_t arg0);
 const struct pyruntime *py_reader_runtime(const struct py_reader *reader);
 int py_reader_snapshot(struct py_reader *reader,
     const struct py_snapshot_opts *opts, struct py_snapshot **snap,

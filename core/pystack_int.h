@@ -71,6 +71,7 @@ struct py_reader {
 	 */
 	bool prefetched;
 	uint64_t code_type;		/* &PyCode_Type, once seen */
+	uint64_t gil;			/* the GIL's address at the last snapshot, 0 if unknown */
 	/*
 	 * A sampler's snapshot (no_proc) uses the code objects it knows
 	 * without reading them, and notes them here; pyframes_check_codes()

@@ -27,6 +27,7 @@
 struct tinfo {
 	pid_t tid;
 	int fd;			/* /proc/PID/task/TID/schedstat, -1 if unopenable */
+	int sfd;		/* .../syscall, opened on first use; -1 unopenable, -2 not yet */
 	uint64_t ran_ns;	/* run time at the last look */
 	char *name;		/* Python's or the OS's name, NULL if unknown */
 	bool seen;		/* in the latest thread list */
@@ -63,6 +64,8 @@ tinfo_drop(struct tinfo *ti)
 {
 	if (ti->fd >= 0)
 		close(ti->fd);
+	if (ti->sfd >= 0)
+		close(ti->sfd);
 	free(ti->name);
 }
 
@@ -89,6 +92,7 @@ refresh_threads(struct sampler *s)
 			snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", (int)s->pid,
 			    (int)tidv[i]);
 			ti->fd = open(path, O_RDONLY | O_CLOEXEC);
+			ti->sfd = -2;
 			(void)ran_since(ti);
 			s->need_names = true;
 		}
@@ -118,6 +122,27 @@ ran_since(struct tinfo *ti)
 	ran = strtoull(buf, NULL, 10);
 	ti->ran_ns = ran;
 	return ran > before;
+}
+
+/*
+ * Is the thread blocked on the GIL's futex?  Its syscall file, kept open:
+ * one pread, answered at once ("running") for a thread on a CPU.  Asked
+ * only of threads other than the holder, and only while one holds it.
+ */
+static bool
+waits_on_gil(struct sampler *s, struct tinfo *ti)
+{
+	uint64_t arg0;
+	long nr;
+
+	if (ti->sfd == -2) {
+		char path[80];
+
+		snprintf(path, sizeof path, "/proc/%d/task/%d/syscall", (int)s->pid, (int)ti->tid);
+		ti->sfd = open(path, O_RDONLY | O_CLOEXEC);
+	}
+	return ti->sfd >= 0 && procfs_syscall_fd(ti->sfd, &nr, &arg0) &&
+	    py_reader_gil_wait(s->reader, nr, arg0);
 }
 
 /* Names from a full snapshot: Python's where threading has them. */
@@ -208,7 +233,11 @@ emit(struct sampler *s, struct py_snapshot *snap, uint64_t t0, uint64_t weight,
 {
 	bool need_state = s->opts.state || s->opts.mode == SAMPLER_CPU ||
 	    (s->opts.mode == SAMPLER_WALL && !s->opts.idle);
+	bool held = false;
 	size_t i;
+
+	for (i = 0; i < snap->nthreads && s->opts.state; i++)
+		held |= snap->threads[i].gil == GIL_HELD;
 
 	for (i = 0; i < snap->nthreads; i++) {
 		struct py_thread *t = &snap->threads[i];
@@ -230,6 +259,9 @@ emit(struct sampler *s, struct py_snapshot *snap, uint64_t t0, uint64_t weight,
 		 */
 		if (need_state && !s->opts.native && ti != NULL && ti->fd >= 0)
 			on_cpu = ran_since(ti);
+		/* The snapshot reads no /proc: waiting is asked here, of state users only. */
+		if (held && t->gil == GIL_NONE && !s->opts.native && ti != NULL && waits_on_gil(s, ti))
+			t->gil = GIL_WAITING;
 		if (t->name == NULL && ti != NULL && ti->name != NULL)
 			t->name = xstrdup(ti->name);
 		if (!keep(s, t, on_cpu))
@@ -339,6 +371,12 @@ const struct sampler_stats *
 sampler_stats(const struct sampler *s)
 {
 	return &s->st;
+}
+
+const char *
+sampler_mode_name(enum sampler_mode mode)
+{
+	return mode == SAMPLER_CPU ? "cpu" : mode == SAMPLER_GIL ? "gil" : "wall";
 }
 
 const char *

@@ -28,6 +28,9 @@ enum sampler_mode {
 	SAMPLER_GIL,		/* the thread holding the GIL */
 };
 
+/* "wall", "cpu", "gil" */
+const char *sampler_mode_name(enum sampler_mode mode);
+
 #define SAMPLER_RATE_MIN	1
 #define SAMPLER_RATE_MAX	100000
 
@@ -39,7 +42,9 @@ struct sampler_opts {
 	bool native;		/* native frames (stops each thread briefly) */
 	unsigned max_depth;	/* 0 = the reader's default */
 	bool state;		/* on_cpu measured for every sample, whatever the
-				 * mode (the flame pane's header shows it) */
+				 * mode, and GIL_WAITING found (one pread of
+				 * each non-holder's syscall file a tick): the
+				 * flame pane's header shows them */
 };
 
 /* One thread in one tick, as handed to the sink. */

@@ -52,7 +52,8 @@ sink(void *arg, const struct sample *smp)
 		ft->idle += !active;
 	}
 	/* idle threads are counted above, drawn only when asked (like perf --idle) */
-	if (active || fl->idle) {
+	if (fl->mode == SAMPLER_CPU ? smp->on_cpu : fl->mode == SAMPLER_GIL ? held :
+	    active || fl->idle) {
 		profile_add(fl->all, smp);
 		if (ft != NULL)
 			profile_add(ft->profile, smp);
@@ -188,6 +189,26 @@ flamelive_freeze(struct flamelive *fl, bool frozen)
 	if (frozen)
 		fl->stop = 1;	/* sampler_run returns after its tick */
 	pthread_cond_signal(&fl->cv);
+	pthread_mutex_unlock(&fl->mu);
+}
+
+void
+flamelive_mode(struct flamelive *fl, enum sampler_mode mode)
+{
+	size_t i;
+
+	pthread_mutex_lock(&fl->mu);
+	if (fl->mode != mode) {
+		fl->mode = mode;
+		/* samples of another mode would mix in: the trees start again */
+		profile_free(fl->all);
+		fl->all = profile_new(false);
+		for (i = 0; i < fl->nthreads; i++) {
+			profile_free(fl->threads[i].profile);
+			fl->threads[i].profile = profile_new(false);
+		}
+		fl->generation++;
+	}
 	pthread_mutex_unlock(&fl->mu);
 }
 

@@ -41,6 +41,7 @@ struct flamelive {
 	unsigned rate;
 	uint64_t generation;	/* grows with every sample kept */
 	bool idle;		/* keep idle samples in the trees too */
+	enum sampler_mode mode;	/* which samples the trees keep (perf --mode) */
 	bool frozen;		/* sampling paused (z): nothing changes any more */
 	uint64_t frozen_ns;	/* when it was */
 	bool ended;		/* sampling is over: the target exited, or an error */
@@ -73,6 +74,12 @@ void flamelive_freeze(struct flamelive *fl, bool frozen);
 /* The achieved rate (ticks per second of sampling) and the share of reads
  * that failed or were torn (0..1).  Under the lock. */
 void flamelive_rates(const struct flamelive *fl, double *hz, double *errors);
+/*
+ * Keep only the samples of `mode` from now on (wall: active threads, or
+ * all with idle; cpu: on a CPU; gil: holding the GIL); the trees start
+ * again.  The threads' state counts go on.
+ */
+void flamelive_mode(struct flamelive *fl, enum sampler_mode mode);
 /* The tree of thread `tid`, or every thread's (tid 0); NULL if unknown.  Under the lock. */
 struct profile *flamelive_profile(struct flamelive *fl, pid_t tid);
 

@@ -246,8 +246,9 @@ flame_header(struct pane *p, struct tline *l)
 		return;
 	flamelive_lock(f->fl);
 	flamelive_rates(f->fl, &hz, &err);
-	tline_addf(l, EL_HEADER, "%.1f Hz of %u, %.2f%% errors, %llu samples", hz, f->fl->rate,
-	    100.0 * err, (unsigned long long)f->fl->stats.samples);
+	tline_addf(l, EL_HEADER, "%.1f Hz of %u, %.2f%% errors, %llu samples, mode %s", hz,
+	    f->fl->rate, 100.0 * err, (unsigned long long)f->fl->stats.samples,
+	    sampler_mode_name(f->fl->mode));
 	if (f->fl->ended)
 		tline_add(l, EL_STACK_ERROR, f->fl->stats.exited ? "  the process exited: what was "
 		    "sampled stays" : "  sampling failed");
@@ -376,6 +377,23 @@ top_key(struct pane *p, enum action a)
 	return true;
 }
 
+/* m: wall, cpu, gil, wall ...: the trees start again in the new mode. */
+static void
+next_mode(struct pane *p)
+{
+	static const char *const what[] = {
+		"every active thread's samples", "on-CPU samples only", "samples holding the GIL only",
+	};
+	struct flame *f = p->data;
+	enum sampler_mode m = (enum sampler_mode)((f->fl->mode + 1) % 3);
+
+	flamelive_mode(f->fl, m);
+	f->sel = f->zoom = 0;
+	f->laid_gen = UINT64_MAX;
+	tui_status(p->tui, false, "mode %s: %s from now on, the graph starts again", sampler_mode_name(m),
+	    what[m]);
+}
+
 static bool
 flame_key(struct pane *p, enum action a)
 {
@@ -397,6 +415,9 @@ flame_key(struct pane *p, enum action a)
 		return true;
 	case A_NEXT_THREAD:
 		next_thread(p);
+		return true;
+	case A_SAMPLE_MODE:
+		next_mode(p);
 		return true;
 	case A_IDLE:
 		flamelive_lock(f->fl);
@@ -617,6 +638,7 @@ static const struct keybinding flame_keys[] = {
 	{ NULL, 't', A_TOP_TABLE, "Top", "the top table (own, total) or the flamegraph" },
 	{ NULL, 'T', A_NEXT_THREAD, "Thread", "show one thread, the next, ... then all again" },
 	{ NULL, 'i', A_IDLE, NULL, "keep idle samples too (or leave them out again)" },
+	{ NULL, 'm', A_SAMPLE_MODE, "Mode", "mode wall, cpu (on a CPU), gil (holding it): starts again" },
 	{ NULL, '>', A_SORT_NEXT, NULL, "top table: sort by the next column" },
 	{ NULL, '<', A_SORT_PREV, NULL, "top table: sort by the previous column" },
 	{ NULL, 'I', A_SORT_INVERT, NULL, "top table: invert the sort order" },

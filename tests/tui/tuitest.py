@@ -624,6 +624,29 @@ def flame_share(screen, name):
     return (float(m.group(1)), float(m.group(2))) if m else None
 
 
+def flame_open(s, samples, need="Flame"):
+    """F, then the screen once the pane has `samples` and shows `need`
+    (polled without waiting for a steady screen: a live one may never hold
+    still); None if never."""
+    s.tmux.keys("F")
+    end = time.monotonic() + DEADLINE
+    while time.monotonic() < end:
+        x = s.masked()
+        if flame_samples(x) >= samples and need in x:
+            return x
+        time.sleep(0.05)
+    return None
+
+
+def flame_save(s, out):
+    """:save OUT (collapsed) in the flame pane; its lines."""
+    s.tmux.keys(":")
+    s.tmux.type("save " + out)
+    s.tmux.keys("Enter")
+    s.wait(has("wrote the flamegraph (collapsed)"), "save")
+    return open(out).read().splitlines() if os.path.exists(out) else []
+
+
 def flame(version, exe, workdir, full):
     """The flame pane on tests/targets/hot.py (a() does 70 % of the busy
     thread's work, b() 30 %): it opens with F, grows, shows the hot
@@ -638,13 +661,7 @@ def flame(version, exe, workdir, full):
         if s.wait(has("Threads 2", "busy"), "open") is None:
             TAP.ok(False, "%s: the TUI opens on hot.py" % name)
             return
-        s.tmux.keys("F")
-        # polled without waiting for a steady screen: a live one may never hold still
-        end, screen = time.monotonic() + DEADLINE, None
-        while time.monotonic() < end and screen is None:
-            x = s.masked()
-            screen = x if flame_samples(x) >= 300 and "work (hot.py)" in x else None
-            time.sleep(0.05)
+        screen = flame_open(s, 300, "work (hot.py)")
         TAP.ok(screen is not None and "Flame \u2014 all threads" in screen,
                "%s: F opens the live flamegraph, which grows to 300 samples" % name, screen)
         # frozen from here on, so that every wait sees a steady screen
@@ -697,12 +714,7 @@ def flame(version, exe, workdir, full):
             TAP.ok(s.wait(has("sorted by total %"), "sort") is not None,
                    "%s: > sorts the top table by the next column" % name)
             s.tmux.keys("t")
-        out = os.path.join(workdir, "flame.collapsed")
-        s.tmux.keys(":")
-        s.tmux.type("save " + out)
-        s.tmux.keys("Enter")
-        s.wait(has("wrote the flamegraph (collapsed)"), "save")
-        lines = open(out).read().splitlines() if os.path.exists(out) else []
+        lines = flame_save(s, os.path.join(workdir, "flame.collapsed"))
         counts = {}
         good = lines and all(re.match(r"^\S.* \d+$", l) for l in lines)
         for l in lines:
@@ -735,6 +747,55 @@ def flame(version, exe, workdir, full):
         tmux.kill()
         if target:
             target.stop()
+
+
+def flame_modes(version, exe, workdir):
+    """The flame pane's header and modes (issue 11): with three threads
+    fighting for the GIL, each shows a share waiting for it (the sampler
+    reads no /proc for its snapshots: waiting is asked of each non-holder
+    separately); m switches wall -> cpu -> gil, the header says which, and
+    in gil mode the thread that hashes without the GIL drops out."""
+    name = "CPython %s flame modes" % version
+    for mode in ("threads", "gil"):
+        target = None
+        tmux = Tmux(160, 48)
+        try:
+            target = Target(exe, workdir, "hot.py", env={"FP_HOT": mode})
+            s = Session(tmux, target, workdir)
+            if s.wait(has("Threads"), "open") is None:
+                TAP.ok(False, "%s: the TUI opens on hot.py %s" % (name, mode))
+                continue
+            screen = flame_open(s, 300)
+            if mode == "threads":
+                waits = [float(w) for w in
+                         re.findall(r"busy-\d[^\n]*wait\s+([0-9.]+)%", screen or "")]
+                TAP.ok(len(waits) == 3 and sum(1 for w in waits if w >= 5) >= 2 and
+                       "mode wall" in (screen or ""),
+                       "%s: three busy threads each show a GIL-waiting share" % name, screen)
+            else:
+                s.tmux.keys("m")
+                cpu = s.wait(has("mode cpu", "on-CPU samples only"), "mode cpu")
+                s.tmux.keys("m")
+                gil = s.wait(has("mode gil", "holding the GIL only"), "mode gil")
+                TAP.ok(cpu is not None and gil is not None,
+                       "%s: m switches the flame pane to cpu, then gil mode" % name, gil or cpu)
+                before = flame_samples(s.masked())
+                s.wait(lambda x: flame_samples(x) > before + 200, "gil samples")
+                lines = flame_save(s, os.path.join(workdir, "modes.collapsed"))
+                total = sum(int(l.rsplit(" ", 1)[1]) for l in lines) or 1
+                hashing = sum(int(l.rsplit(" ", 1)[1]) for l in lines if ";nogil (" in l)
+                TAP.ok(lines and hashing <= 0.1 * total,
+                       "%s: gil mode keeps the GIL holder, not the thread hashing "
+                       "without it (%d of %d)" % (name, hashing, total), "\n".join(lines[:10]))
+            s.tmux.keys("q")
+            check_restored(s, name, 0)
+            check_target(target, name, False)
+        except RuntimeError as e:
+            TAP.ok(False, name, str(e))
+        finally:
+            tmux.kill()
+            if target:
+                target.stop()
 
 
 def names_smoke(version, exe, workdir):
@@ -1689,6 +1750,7 @@ def screens():
             trace_pane(version, exe, workdir)
             if version != want:
                 flame(version, exe, workdir, False)
+            flame_modes(version, exe, workdir)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
@@ -1713,6 +1775,7 @@ def flame_only():
         for version, exe in pythons():
             if not want or version in want:
                 flame(version, exe, workdir, True)
+                flame_modes(version, exe, workdir)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
