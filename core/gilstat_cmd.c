@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "core/gilprobe.h"
+#include "core/gilreg.h"
 #include "core/gilstat.h"
 #include "core/procfs.h"
 #include "core/pyruntime.h"
@@ -26,6 +27,8 @@
 #define WARN_EVERY_NS		1000000000u
 /* Statistical mode: snapshots per second (each reads /proc for the wait state). */
 #define SAMPLE_HZ		200
+/* How long `gilstat off` waits for the `on` it ended to be over. */
+#define OFF_WAIT_MS		10000
 
 struct gilstat_run {
 	struct runner *r;
@@ -44,6 +47,13 @@ static void
 on_signal(int sig)
 {
 	(void)sig;
+	gil_stop = 1;
+}
+
+/* `gilstat off` where `on` runs in this very process. */
+static void
+stop_here(void)
+{
 	gil_stop = 1;
 }
 
@@ -243,7 +253,9 @@ gilstat_cmd_on(void *ctx, const struct cmd_request *req, struct sbuf *out, char 
 {
 	struct gilstat_run g = { .r = ctx, .pid = runner_pid(ctx) };
 	struct gilstat_opts o = { 0 };
+	struct gilreg *reg = NULL;
 	struct sigaction old[3];
+	pid_t other;
 	const struct pyruntime *rt;
 	char *why = NULL;
 	double interval;
@@ -256,6 +268,11 @@ gilstat_cmd_on(void *ctx, const struct cmd_request *req, struct sbuf *out, char 
 		return fail(cause, FP_EUSAGE, "gilstat: no process attached (flight_profiler PID)");
 	if ((rc = py_reader_open(g.pid, &g.reader, cause)) != FP_OK)
 		return rc;
+	/* Found by `gilstat off` in another client, which cannot close our probes itself. */
+	if ((rc = gilreg_claim(g.pid, &reg, &other, cause)) != FP_OK) {
+		py_reader_close(g.reader);
+		return rc;
+	}
 	py_reader_may_stop(g.reader, false);
 	rt = py_reader_runtime(g.reader);
 	if (getenv("FP_GILSTAT_STATISTICAL") != NULL)	/* tests and benchmarks */
@@ -277,6 +294,7 @@ gilstat_cmd_on(void *ctx, const struct cmd_request *req, struct sbuf *out, char 
 	/* The probes go first: nothing of ours stays in the kernel a moment longer. */
 	gilprobe_close(g.gp);
 	g.gp = NULL;
+	gilreg_release(reg);
 	signals_restore(old);
 	emit_warnings(&g);
 	emit_report(&g, now_ns());
@@ -292,10 +310,17 @@ gilstat_cmd_on(void *ctx, const struct cmd_request *req, struct sbuf *out, char 
 int
 gilstat_cmd_off(void *ctx, const struct cmd_request *req, struct sbuf *out, char **cause)
 {
-	(void)ctx;
+	pid_t pid = runner_pid(ctx), runner = 0;
+	int rc;
+
 	(void)req;
-	(void)cause;
-	sbuf_add(out, "gilstat off: gilstat is not on in this client (`gilstat on` runs until "
-	    "Ctrl-C, and its probes end with it)\n");
+	if (pid > 0 && (rc = gilreg_stop(pid, &runner, OFF_WAIT_MS, stop_here, cause)) != FP_OK)
+		return rc;
+	if (runner != 0)
+		sbuf_addf(out, "gilstat off: the gilstat on of process %d (in process %d) ended, "
+		    "its probes removed\n", (int)pid, (int)runner);
+	else
+		sbuf_add(out, "gilstat off: gilstat is not on for this process (`gilstat on` runs "
+		    "until Ctrl-C or `gilstat off`, and its probes end with it)\n");
 	return FP_OK;
 }

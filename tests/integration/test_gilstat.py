@@ -18,6 +18,7 @@ from conftest import (BINARY, EXIT_NOT_PYTHON, EXIT_OK, EXIT_USAGE, die_with_par
                       left_alone_problems)
 
 NO_PERFMON = ["setpriv", "--bounding-set", "-perfmon,-sys_admin"]
+NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
 REPORT = "gil statistics report:"
 WARNINGS = "gil warning report:"
 TIMEOUT = 40
@@ -217,6 +218,31 @@ def test_bad_input(any_python, launch, profiler):
         sleeper.wait()
     assert result.code == EXIT_NOT_PYTHON, result.describe()
     result.error_line()
+
+
+def test_off_from_another_client(any_python, launch, profiler):
+    """`gilstat off` in another flight_profiler ends the `gilstat on` that one
+    runs (its probes are its file descriptors: only it can close them), with
+    that one's last report; a second `on` meanwhile is refused; another
+    user's `off` reaches nothing of ours."""
+    target = launch("gilswitch.py", any_python)
+    run = Run([BINARY, str(target.pid), "--cmd", "gilstat on 0 0 1"])
+    run.wait_for("gilstat on:")
+    second = profiler.cmd(target.pid, "gilstat on")
+    assert second.code != EXIT_OK and "already on" in second.error_line(), second.describe()
+    if shutil.which("setpriv") is not None and os.geteuid() == 0:
+        other = subprocess.run(NOBODY + [BINARY, str(target.pid), "--cmd", "gilstat off"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=TIMEOUT)
+        assert run.proc.poll() is None, other
+    result = profiler.cmd(target.pid, "gilstat off")
+    assert result.code == EXIT_OK and ") ended, its probes removed" in result.stdout, \
+        result.describe()
+    assert run.stop(interrupt=False) == EXIT_OK, run.text() + run.err
+    assert REPORT in run.text(), run.text()
+    assert run.text().rstrip().endswith("gilstat off: probes removed"), run.text()
+    result = profiler.cmd(target.pid, "gilstat off")
+    assert result.code == EXIT_OK and "not on" in result.stdout, result.describe()
+    assert left_alone_problems(target.pid) == []
 
 
 def test_no_perf_permission_falls_back_to_statistical(request, launch):
