@@ -6,11 +6,7 @@
 #   max rate     the highest rate achieved (1 kHz .. 100 kHz asked) with
 #                under 1 % torn and no failed reads, on the 30-deep thread
 #   torn         torn reads at that rate
-#   slowdown     a fixed amount of Python work timed with and without
-#                sampling at 1 kHz (median of FP_BENCH_RUNS pairs, default 5),
-#                in wall time and in the target's own CPU time (on a loaded
-#                2-core machine the wall time also counts the CPU the
-#                sampler takes from everything else)
+# then tests/bench/slowdown.sh: the target's slowdown sampled at 1 kHz.
 # Budgets (issue 11): <= 5 us CPU per sample at 30 deep on 3.11+ (<= 10 us
 # on 3.8-3.10), >= 100 kHz sustained on 3.11+, torn <= 0.1 %, target
 # slowdown <= 1 %.  Not a pass/fail test: it prints numbers.
@@ -19,8 +15,6 @@ builddir=${FP_BUILDDIR:-$(pwd)}
 srcdir=${FP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 bin="$builddir/flight_profiler"
 tgt="$srcdir/tests/bench/sampler_target.py"
-runs=${FP_BENCH_RUNS:-5}
-work=${FP_BENCH_WORK:-60000}
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 [ -x "$bin" ] || { echo "build first: make" >&2; exit 1; }
@@ -47,16 +41,10 @@ perf_run() {	# $1 rate $2 seconds; prints the summary line
 	"$bin" "$target" --cmd "perf -r $1 -d $2 --idle -f $out/p.collapsed" 2>&1
 }
 
-median_pct() {	# ratios on one line -> "+x.x%" of the median
-	tr ' ' '\n' | sort -n | awk '{ v[NR] = $1 } END {
-		m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-		printf "%+.1f%%", (m - 1) * 100 }'
-}
-
 echo "machine: $(uname -srm), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "budgets: <= 5 us CPU/sample at 30 deep on 3.11+ (<= 10 us on 3.8-3.10), >= 100 kHz"
 echo "         sustained on 3.11+, torn <= 0.1 %, target slowdown at 1 kHz <= 1 %"
-printf '%-8s %12s %12s %10s %9s %16s\n' python "us/smp(12)" "us/smp(30)" "max kHz" "torn %" "slowdown wall/cpu"
+printf '%-8s %12s %12s %10s %9s\n' python "us/smp(12)" "us/smp(30)" "max kHz" "torn %"
 for py in "$@"; do
 	version=$("$py" -c 'import platform; print(platform.python_version())')
 	start "$py" deep 12
@@ -75,19 +63,8 @@ for py in "$@"; do
 		if [ "$ok" = 1 ]; then best=$hz torn=$tp; fi
 	done
 	stop
-	ratios="" cpus=""
-	i=0
-	while [ $i -lt "$runs" ]; do
-		start "$py" fixed "$work"; wait "$target"; alone=$(cat "$out/target.out")
-		start "$py" fixed "$work"
-		"$bin" "$target" --cmd "perf -r 1000 -d 600 -f $out/s.collapsed" >/dev/null 2>&1 || true
-		wait "$target" 2>/dev/null || true
-		sampled=$(cat "$out/target.out")
-		ratios="$ratios $(echo "$alone $sampled" | awk '{ printf "%.4f", $3 / $1 }')"
-		cpus="$cpus $(echo "$alone $sampled" | awk '{ printf "%.4f", $4 / $2 }')"
-		i=$((i + 1))
-	done
-	slow="$(echo $ratios | median_pct)/$(echo $cpus | median_pct)"
-	printf '%-8s %12s %12s %10s %9s %16s\n' "$version" "$c12" "$c30" \
-	    "$(awk -v b="$best" 'BEGIN { printf "%g", b / 1000 }')" "$torn" "$slow"
+	printf '%-8s %12s %12s %10s %9s\n' "$version" "$c12" "$c30" \
+	    "$(awk -v b="$best" 'BEGIN { printf "%g", b / 1000 }')" "$torn"
 done
+echo
+sh "$srcdir/tests/bench/slowdown.sh" "$@"

@@ -4,6 +4,11 @@
     sampler_target.py fixed W   W units of pure-Python work (after 0.5 s of
                                 warm-up), then prints the wall and CPU
                                 seconds they took and exits
+    sampler_target.py phases W  one process, many phases: for each line
+                                read on stdin, W units of work, then the
+                                wall and CPU seconds they took on stdout
+                                (tests/bench/slowdown.sh samples every
+                                other phase: with and without, same process)
 
 Says "ready" on the file descriptor FP_READY_FD once it is about to work.
 """
@@ -48,10 +53,21 @@ def fixed(units):
     print("%.6f %.6f" % (time.perf_counter() - t0, time.process_time() - c0), flush=True)
 
 
+def phases(units):
+    ready()
+    for _ in sys.stdin:
+        t0, c0 = time.perf_counter(), time.process_time()
+        for _ in range(units):
+            spin()
+        print("%.6f %.6f" % (time.perf_counter() - t0, time.process_time() - c0), flush=True)
+
+
 def main():
     sys.setrecursionlimit(10000)
     if sys.argv[1] == "deep":
         rec(int(sys.argv[2]) - 3)   # <module>, main, rec ... rec, spin
+    elif sys.argv[1] == "phases":
+        phases(int(sys.argv[2]))
     else:
         fixed(int(sys.argv[2]))
 
