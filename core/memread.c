@@ -184,6 +184,19 @@ readv_all(pid_t pid, struct iovec *local, struct iovec *remote, size_t n, bool *
 	}
 }
 
+int
+mem_read_two(pid_t pid, uint64_t a, void *abuf, size_t alen, uint64_t b, void *bbuf,
+    size_t blen, bool *bok)
+{
+	struct iovec local[2] = { { abuf, alen }, { bbuf, blen } };
+	struct iovec remote[2] = { { (void *)(uintptr_t)a, alen }, { (void *)(uintptr_t)b, blen } };
+	bool ok[2] = { false, false };
+
+	readv_all(pid, local, remote, 2, ok);
+	*bok = ok[1];
+	return ok[0] ? 0 : -1;
+}
+
 void
 mem_read_spans(pid_t pid, const uint64_t *addrs, size_t n, size_t len, unsigned char *buf,
     bool *ok)
@@ -202,29 +215,53 @@ mem_read_spans(pid_t pid, const uint64_t *addrs, size_t n, size_t len, unsigned 
 	free(remote);
 }
 
+/* Pages, and (spans) nspans ranges of len bytes into buf, read in one go. */
 static void
-read_batch(struct mem_cache *mc, struct mem_page **batch, size_t n)
+read_batch_spans(struct mem_cache *mc, struct mem_page **batch, size_t n,
+    const struct mem_spans *sp)
 {
-	struct iovec local[MEM_BATCH], remote[MEM_BATCH];
-	bool ok[MEM_BATCH];
-	size_t i;
+	size_t nspans = sp != NULL ? sp->n : 0, total = n + nspans, i;
+	struct iovec *local = xmalloc((total ? total : 1) * sizeof *local);
+	struct iovec *remote = xmalloc((total ? total : 1) * sizeof *remote);
+	bool *ok = xcalloc(total ? total : 1, sizeof *ok);
 
 	for (i = 0; i < n; i++) {
 		local[i] = (struct iovec){ batch[i]->data, PAGE };
 		remote[i] = (struct iovec){ (void *)(uintptr_t)(batch[i]->page * PAGE), PAGE };
-		ok[i] = false;
 	}
-	readv_all(mc->pid, local, remote, n, ok);
+	for (i = 0; i < nspans; i++) {
+		local[n + i] = (struct iovec){ sp->buf + i * sp->len, sp->len };
+		remote[n + i] = (struct iovec){ (void *)(uintptr_t)sp->addrs[i], sp->len };
+	}
+	readv_all(mc->pid, local, remote, total, ok);
 	for (i = 0; i < n; i++) {
 		batch[i]->ok = ok[i];
 		batch[i]->pending = false;
 		batch[i]->loaded = true;
 		batch[i]->epoch = mc->epoch;
 	}
+	for (i = 0; i < nspans; i++)
+		sp->ok[i] = ok[n + i];
+	free(ok);
+	free(remote);
+	free(local);
+}
+
+static void
+read_batch(struct mem_cache *mc, struct mem_page **batch, size_t n)
+{
+	read_batch_spans(mc, batch, n, NULL);
 }
 
 void
 mem_cache_refresh(struct mem_cache *mc, const uint64_t *addrs, size_t n)
+{
+	mem_cache_refresh_spans(mc, addrs, n, NULL);
+}
+
+void
+mem_cache_refresh_spans(struct mem_cache *mc, const uint64_t *addrs, size_t n,
+    const struct mem_spans *sp)
 {
 	enum { MAX_BATCH = 128 };
 	struct mem_page *pages[MAX_BATCH];
@@ -244,8 +281,8 @@ mem_cache_refresh(struct mem_cache *mc, const uint64_t *addrs, size_t n)
 		if (j == k)
 			pages[k++] = p;
 	}
-	if (k > 0)
-		read_batch(mc, pages, k);
+	if (k > 0 || (sp != NULL && sp->n > 0))
+		read_batch_spans(mc, pages, k, sp);
 }
 
 size_t

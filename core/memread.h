@@ -46,6 +46,12 @@ pid_t mem_cache_pid(const struct mem_cache *mc);
  * (and one more per unreadable range); ok[i] tells which were read.  For
  * looking at many scattered objects once without copying whole pages.
  */
+/*
+ * Two ranges in one system call: 0 if the first was read whole (-1 if
+ * not), *bok whether the second was.
+ */
+int mem_read_two(pid_t pid, uint64_t a, void *abuf, size_t alen, uint64_t b, void *bbuf,
+    size_t blen, bool *bok);
 void mem_read_spans(pid_t pid, const uint64_t *addrs, size_t n, size_t len,
     unsigned char *buf, bool *ok);
 
@@ -67,6 +73,16 @@ int mem_cache_read_fresh(struct mem_cache *mc, uint64_t addr, void *buf, size_t 
  * thread runs on.
  */
 void mem_cache_refresh(struct mem_cache *mc, const uint64_t *addrs, size_t n);
+
+/* Ranges read beside the pages, in the same system call: n of len bytes each. */
+struct mem_spans {
+	const uint64_t *addrs;
+	size_t n, len;
+	unsigned char *buf;	/* n * len bytes */
+	bool *ok;		/* n: each read whole */
+};
+void mem_cache_refresh_spans(struct mem_cache *mc, const uint64_t *addrs, size_t n,
+    const struct mem_spans *sp);
 
 /*
  * The addresses of up to `max` readable pages now cached; returns how many.

@@ -253,42 +253,98 @@ code_check_span(const struct py_offsets *o, int64_t *lo, size_t *len)
 	*len = (size_t)(max - min) + 8;
 }
 
-size_t
-pyframes_check_codes(struct py_reader *r)
+/*
+ * Compare what was just read of code objects codes[0..n) (code_check_span
+ * of each) with what the cache holds: one that differs is another object
+ * now, forgotten (read again when next met); with `current`, one that
+ * agrees counts as checked for this snapshot.  Returns how many differed.
+ */
+static size_t
+codes_compare(struct py_reader *r, const uint64_t *codes, size_t n, const unsigned char *buf,
+    const bool *ok, bool current)
 {
 	const struct py_offsets *o = &r->rt->off;
-	unsigned char *buf;
-	uint64_t *addrs;
-	bool *ok;
-	size_t i, n = r->nunchecked, len, changed = 0;
+	size_t i, len, changed = 0;
 	int64_t lo;
 
-	r->nunchecked = 0;
-	if (n == 0)
-		return 0;
 	code_check_span(o, &lo, &len);
-	addrs = xmalloc(n * sizeof *addrs);
-	for (i = 0; i < n; i++)
-		addrs[i] = r->unchecked[i] + (uint64_t)lo;
-	buf = xmalloc(n * len);
-	ok = xmalloc(n * sizeof *ok);
-	mem_read_spans(r->rt->pid, addrs, n, len, buf, ok);
 	for (i = 0; i < n; i++) {
-		struct code_info *c = find_code(r, r->unchecked[i]);
+		struct code_info *c = find_code(r, codes[i]);
 		const unsigned char *b = buf + i * len - lo;
 
-		if (c == NULL || (ok[i] && c->p_filename == mem_field_u64(b, o->code_filename) &&
-		    c->p_name == mem_field_u64(b, o->code_name) &&
-		    c->p_table == mem_field_u64(b, o->code_linetable)))
+		if (c == NULL || !c->valid)
 			continue;
-		/* Another code object at that address now: read it afresh next time. */
+		if (ok[i] && c->p_filename == mem_field_u64(b, o->code_filename) &&
+		    c->p_name == mem_field_u64(b, o->code_name) &&
+		    c->p_table == mem_field_u64(b, o->code_linetable)) {
+			if (current)
+				c->generation = r->generation;
+			continue;
+		}
 		c->valid = false;
 		changed++;
 	}
-	free(ok);
-	free(buf);
-	free(addrs);
 	return changed;
+}
+
+/* The spans of codes[0..n) to read for codes_compare, into sp (freed by spans_free). */
+static void
+spans_of(struct py_reader *r, const uint64_t *codes, size_t n, struct mem_spans *sp)
+{
+	uint64_t *addrs = xmalloc((n ? n : 1) * sizeof *addrs);
+	size_t i;
+	int64_t lo;
+
+	code_check_span(&r->rt->off, &lo, &sp->len);
+	for (i = 0; i < n; i++)
+		addrs[i] = codes[i] + (uint64_t)lo;
+	sp->addrs = addrs;
+	sp->n = n;
+	sp->buf = xmalloc((n ? n : 1) * sp->len);
+	sp->ok = xcalloc(n ? n : 1, sizeof *sp->ok);
+}
+
+static void
+spans_free(struct mem_spans *sp)
+{
+	free((void *)sp->addrs);
+	free(sp->buf);
+	free(sp->ok);
+	memset(sp, 0, sizeof *sp);
+}
+
+size_t
+pyframes_check_codes(struct py_reader *r)
+{
+	struct mem_spans sp;
+	size_t changed;
+
+	if (r->nunchecked == 0)
+		return 0;
+	spans_of(r, r->unchecked, r->nunchecked, &sp);
+	mem_read_spans(r->rt->pid, sp.addrs, sp.n, sp.len, sp.buf, sp.ok);
+	changed = codes_compare(r, r->unchecked, r->nunchecked, sp.buf, sp.ok, false);
+	r->nunchecked = 0;
+	spans_free(&sp);
+	return changed;
+}
+
+void
+pyframes_refresh(struct py_reader *r, const uint64_t *pages, size_t npages)
+{
+	struct mem_spans sp;
+
+	spans_of(r, r->used, r->nused, &sp);
+	mem_cache_refresh_spans(r->mc, pages, npages, &sp);
+	(void)codes_compare(r, r->used, r->nused, sp.buf, sp.ok, true);
+	spans_free(&sp);
+}
+
+void
+pyframes_begin(struct py_reader *r)
+{
+	r->nunchecked = 0;
+	r->nused = 0;
 }
 
 /* ---- frames ------------------------------------------------------------- */
@@ -301,6 +357,7 @@ push_frame(struct py_reader *r, struct py_thread *t, size_t *alloc,
 
 	if (c->snap_serial != r->generation) {
 		c->snap_serial = r->generation;
+		*ARRAY_PUSH(r->used, r->nused, r->aused) = c->addr;
 		c->s_filename = arena_strdup(r->snap, c->filename ? c->filename : "???");
 		c->s_name = arena_strdup(r->snap, c->name ? c->name : "???");
 		c->s_qualname = c->qualname ? arena_strdup(r->snap, c->qualname) : NULL;
@@ -694,24 +751,35 @@ current_frame(struct py_reader *r, const unsigned char *ts, struct walk *w)
 
 static const char *
 changed_since(struct py_reader *r, const struct py_thread *t, uint64_t frame0,
-    uint64_t chunk0, const struct walk *w)
+    uint64_t chunk0, uint64_t cframe0, const struct walk *w)
 {
 	const struct py_offsets *o = &r->rt->off;
 	unsigned char ts[PYOFF_TSTATE_SPAN];
 	size_t tsize = (size_t)o->tstate_size;
-	uint64_t frame, chunk = 0;
+	uint64_t frame, chunk = 0, current = 0;
+	bool current_ok = false;
 	unsigned hops;
 
 	if (tsize > sizeof ts)
 		tsize = sizeof ts;
-	if (mem_read(r->rt->pid, t->tstate, ts, tsize) != 0)
+	/*
+	 * 3.11-3.12: the cframe's current frame in the same system call,
+	 * from the cframe the walk began with -- good if the state still
+	 * points to that one (it mostly does), read again if not.
+	 */
+	if (mem_ptr_ok(cframe0, 8) ?
+	    mem_read_two(r->rt->pid, t->tstate, ts, tsize,
+	    cframe0 + (uint64_t)o->cframe_current_frame, &current, sizeof current, &current_ok) != 0 :
+	    mem_read(r->rt->pid, t->tstate, ts, tsize) != 0)
 		return "the thread ended";
 	if (o->tstate_datastack_chunk != PYOFF_NONE)
 		chunk = mem_field_u64(ts, o->tstate_datastack_chunk);
 	if (chunk != chunk0)
 		return "the thread moved to another data-stack chunk";
 	frame = mem_field_u64(ts, o->tstate_frame != PYOFF_NONE ? o->tstate_frame : o->tstate_cframe);
-	if (o->tstate_cframe != PYOFF_NONE && (!mem_ptr_ok(frame, 8) ||
+	if (o->tstate_cframe != PYOFF_NONE && frame == cframe0 && current_ok)
+		frame = current;
+	else if (o->tstate_cframe != PYOFF_NONE && (!mem_ptr_ok(frame, 8) ||
 	    mem_read_u64(r->rt->pid, frame + (uint64_t)o->cframe_current_frame, &frame) != 0))
 		return "the thread's current frame became unreadable";
 	for (hops = 0; hops < MAX_HOPS; hops++) {
@@ -732,13 +800,13 @@ changed_since(struct py_reader *r, const struct py_thread *t, uint64_t frame0,
  */
 static void
 check_unchanged(struct py_reader *r, const struct py_thread *t, uint64_t frame0,
-    uint64_t chunk0, struct walk *w)
+    uint64_t chunk0, uint64_t cframe0, struct walk *w)
 {
 	const char *why = NULL;
 	int look;
 
 	for (look = 0; look < 3; look++)
-		if ((why = changed_since(r, t, frame0, chunk0, w)) == NULL)
+		if ((why = changed_since(r, t, frame0, chunk0, cframe0, w)) == NULL)
 			return;
 	walk_torn(w, why, frame0);
 }
@@ -774,7 +842,8 @@ read_thread_frames_once(struct py_reader *r, struct py_thread *t, unsigned depth
 	if (w->torn == NULL && t->error == NULL && r->check)
 		check_base(r, chunk, base, w);
 	if (w->torn == NULL && r->check)
-		check_unchanged(r, t, frame, chunk, w);
+		check_unchanged(r, t, frame, chunk, o->tstate_cframe != PYOFF_NONE ?
+		    mem_field_u64(ts, o->tstate_cframe) : 0, w);
 }
 
 /*
@@ -976,4 +1045,5 @@ pyframes_reader_free(struct py_reader *r)
 	free(r->hints);
 	free(r->codes);
 	free(r->unchecked);
+	free(r->used);
 }

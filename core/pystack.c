@@ -253,7 +253,7 @@ py_reader_snapshot(struct py_reader *r, const struct py_snapshot_opts *opts,
 		size_t npages = mem_cache_pages(r->mc, pages, PREFETCH_PAGES, true);
 
 		mem_cache_clear(r->mc);
-		mem_cache_refresh(r->mc, pages, npages);
+		pyframes_refresh(r, pages, npages);
 		r->prefetched = npages > 0;
 	} else {
 		r->prefetched = false;
@@ -278,7 +278,7 @@ py_reader_snapshot(struct py_reader *r, const struct py_snapshot_opts *opts,
 	snap->taken_ns = now_ns();
 	r->snap = snap;
 	r->batch_codes = no_proc;
-	r->nunchecked = 0;
+	pyframes_begin(r);
 	r->may_stop = r->stop_allowed && !r->never_stop && !opts->block && !opts->native;
 	r->quick_tries = r->never_stop ? NOSTOP_TRIES : 0;
 	snprintf(snap->version, sizeof snap->version, "%s", r->rt->version);

@@ -82,6 +82,13 @@ struct py_reader {
 	uint64_t *unchecked;
 	size_t nunchecked, aunchecked;
 	/*
+	 * The code objects the last snapshot's frames used: a sampler's next
+	 * snapshot checks them in the same system call that re-reads its
+	 * pages (pyframes_refresh), so that only new ones need the batch.
+	 */
+	uint64_t *used;
+	size_t nused, aused;
+	/*
 	 * Per thread state, the pages its last read touched: the next read
 	 * of it (a sampler reads again and again) starts by re-reading them
 	 * all at once, outermost first (see refresh_outer_first).
@@ -146,6 +153,13 @@ void pyframes_free(struct py_thread *t);
  * be read again).
  */
 size_t pyframes_check_codes(struct py_reader *r);
+/*
+ * A sampler's snapshot begins: re-read these pages and check the code
+ * objects the last snapshot used, all in one system call.  Then
+ * pyframes_begin, as every snapshot does before its walks.
+ */
+void pyframes_refresh(struct py_reader *r, const uint64_t *pages, size_t npages);
+void pyframes_begin(struct py_reader *r);
 void pyframes_arena_free(struct str_arena *a);
 /* What the frame reading keeps between snapshots (code objects, hints). */
 void pyframes_reader_free(struct py_reader *r);
