@@ -122,10 +122,45 @@ fresh_reads(void)
 	free(mem);
 }
 
+/* What a sampler's tick reads: live pages only, spans beside them, two ranges at once. */
+static void
+sampler_reads(void)
+{
+	unsigned char *mem = aligned_alloc(PAGE, 3 * PAGE);
+	struct mem_cache *mc = mem_cache_new(getpid(), 16);
+	uint64_t a = (uint64_t)(uintptr_t)mem, v = 0, pages[4], span_addrs[2], x = 0;
+	unsigned char span_buf[16];
+	bool span_ok[2], bok = true;
+	struct mem_spans sp = { span_addrs, 2, 8, span_buf, span_ok };
+
+	memset(mem, 0, 3 * PAGE);
+	mem[0] = 1;
+	mem[2 * PAGE] = 5;
+	ok(mem_cache_read_fresh(mc, a, &v, sizeof v) == 0 && v == 1 &&
+	    mem_cache_read_u64(mc, a + PAGE, &v) == 0,
+	    "one page read afresh, one plainly");
+	ok(mem_cache_pages(mc, pages, 4, false) == 2 && mem_cache_pages(mc, pages, 4, true) == 1 &&
+	    pages[0] == a, "live_only lists the page read afresh, not the other");
+	mem[0] = 2;
+	mem_cache_clear(mc);
+	span_addrs[0] = a + 2 * PAGE;
+	span_addrs[1] = 0x1000;	/* unmapped */
+	mem_cache_refresh_spans(mc, pages, 1, &sp);
+	mem[0] = 3;
+	ok(mem_cache_read_fresh(mc, a, &v, sizeof v) == 0 && v == 2 && span_ok[0] &&
+	    span_buf[0] == 5 && !span_ok[1],
+	    "a refresh with spans reads the pages and the readable spans together");
+	ok(mem_read_two(getpid(), a, &v, sizeof v, 0x1000, &x, sizeof x, &bok) == 0 && v == 3 &&
+	    !bok, "two ranges: the first read, the unreadable second said so");
+	mem_cache_free(mc);
+	free(mem);
+}
+
 int
 main(void)
 {
 	deferred_reads();
 	fresh_reads();
+	sampler_reads();
 	return done_testing();
 }
