@@ -685,10 +685,17 @@ read_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
 		code = mem_field_u64(buf, o->frame_code) & ~o->frame_code_tags;
 		c = get_code(r, code);
 		if (!c->valid) {
-			/* 3.11–3.12: f_code is always code. */
-			if (r->check && o->version_hex < 0x030D0000)
+			/*
+			 * 3.11–3.13: a frame of a thread or a generator always
+			 * holds code (3.13 puts None only in its entry shims,
+			 * skipped above).  One that does not is a stale link
+			 * into memory reused since: a C stack's old entry
+			 * frame, now the locals of other C calls, read on
+			 * through whatever pointers they hold.
+			 */
+			if (r->check && o->version_hex < 0x030E0000)
 				return bad_code(w, c, frame);
-			/* 3.13+: f_executable may be something other than code. */
+			/* 3.14+: f_executable may be something other than code. */
 			frame = mem_field_u64(buf, o->frame_back);
 			continue;
 		}
