@@ -296,9 +296,11 @@ main(int argc, char **argv)
 #if PY_VERSION_HEX >= 0x030B0000
 	field("tstate_native_thread_id", OFF(PyThreadState, native_thread_id));
 	field("tstate_datastack_chunk", OFF(PyThreadState, datastack_chunk));
+	field("tstate_datastack_top", OFF(PyThreadState, datastack_top));
 #else
 	none("tstate_native_thread_id");
 	none("tstate_datastack_chunk");
+	none("tstate_datastack_top");
 #endif
 
 	/* frames */
@@ -367,6 +369,11 @@ main(int argc, char **argv)
 	none("code_code_adaptive");
 #endif
 	field("code_firstlineno", OFF(PyCodeObject, co_firstlineno));
+#if PY_VERSION_HEX >= 0x030C0000	/* 3.11 computes it from other fields */
+	field("code_framesize", OFF(PyCodeObject, co_framesize));
+#else
+	none("code_framesize");
+#endif
 #if PY_VERSION_HEX >= 0x030A0000
 	field("code_linetable", OFF(PyCodeObject, co_linetable));
 #else

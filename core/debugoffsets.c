@@ -109,6 +109,8 @@ dbg_field(struct dbg_check *k, const char *section, const char *field, int64_t s
 	    (o)->tstate_size, (d)->thread_state.native_thread_id, 8, PYOFF_TSTATE_SPAN);	\
 	(o)->tstate_datastack_chunk = dbg_field(k, "thread_state", "datastack_chunk",	\
 	    (o)->tstate_size, (d)->thread_state.datastack_chunk, 8, PYOFF_TSTATE_SPAN);	\
+	(o)->tstate_datastack_top = PYOFF_NONE;						\
+	(o)->code_framesize = PYOFF_NONE;						\
 	(o)->frame_size = dbg_size(k, "interpreter_frame", (d)->interpreter_frame.size);	\
 	(o)->frame_back = dbg_field(k, "interpreter_frame", "previous", (o)->frame_size,	\
 	    (d)->interpreter_frame.previous, 8, PYOFF_FRAME_SPAN);			\

@@ -231,6 +231,8 @@ get_code(struct py_reader *r, uint64_t addr)
 	c->p_name = mem_field_u64(buf, o->code_name);
 	c->p_table = mem_field_u64(buf, o->code_linetable);
 	c->firstlineno = mem_field_i32(buf, o->code_firstlineno);
+	if (o->code_framesize != PYOFF_NONE && (size_t)o->code_framesize + 4 <= csize)
+		c->framesize = mem_field_i32(buf, o->code_framesize);
 	c->filename = read_unicode(r, c->p_filename);
 	c->name = read_unicode(r, c->p_name);
 	if (o->code_qualname != PYOFF_NONE)
@@ -628,17 +630,44 @@ check_base(struct py_reader *r, uint64_t chunk, uint64_t base, struct walk *w)
 		walk_torn(w, "the frames end above the thread's first frame", base);
 }
 
+/* 3.11–3.13: the chunk and top of the thread's data stack when the walk began. */
+struct dstack {
+	uint64_t chunk, top;
+};
+
+/*
+ * 3.12–3.13: a frame of the data stack whose callee, also on the data
+ * stack, links to it directly was that callee's caller only if the
+ * callee sits right above it: a call pushes its frame at the top, and the
+ * caller's frame ends there (co_framesize).  A callee elsewhere was read
+ * before the thread returned below it, and the slot its link points at
+ * now holds another call -- one from another caller (asyncio.sleep,
+ * called from a coroutine, where the event loop's call_soon was).  Checked
+ * where both frames lie in the chunk the walk began in, below its top.
+ */
+static bool
+slot_holds_other_call(const struct py_reader *r, const struct dstack *ds,
+    uint64_t frame, const struct code_info *c, uint64_t callee)
+{
+	const struct py_offsets *o = &r->rt->off;
+
+	if (callee == 0 || c->framesize <= 0 || ds->top == 0 || o->chunk_data == PYOFF_NONE ||
+	    frame < ds->chunk + (uint64_t)o->chunk_data || frame >= callee || callee >= ds->top)
+		return false;
+	return callee != frame + (uint64_t)c->framesize * 8;
+}
+
 /* 3.11+: _PyInterpreterFrames, several per C evaluation call. */
 static void
 read_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
-    unsigned depth, struct walk *w, uint64_t *base)
+    unsigned depth, struct walk *w, uint64_t *base, const struct dstack *ds)
 {
 	const struct py_offsets *o = &r->rt->off;
 	unsigned char buf[PYOFF_FRAME_SPAN];
 	size_t alloc = 0, fsize = (size_t)o->frame_size;
 	unsigned steps = 0;
 	struct chain_guard g = { 0, 1, 0 };
-	uint64_t last = 0;
+	uint64_t last = 0, callee = 0;
 	int owner = -1;
 	bool is_entry = false;
 	const char *why;
@@ -678,6 +707,7 @@ read_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
 			 */
 			if (t->nframes > 0)
 				t->frames[t->nframes - 1].entry = true;
+			callee = 0;
 			frame = mem_field_u64(buf, o->frame_back);
 			continue;
 		}
@@ -696,9 +726,14 @@ read_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
 			if (r->check && o->version_hex < 0x030E0000)
 				return bad_code(w, c, frame);
 			/* 3.14+: f_executable may be something other than code. */
+			callee = 0;
 			frame = mem_field_u64(buf, o->frame_back);
 			continue;
 		}
+		if (r->check && owner == o->frame_owned_by_thread &&
+		    slot_holds_other_call(r, ds, frame, c, callee))
+			return walk_torn(w, "a frame's slot holds another call than its callee's caller", frame);
+		callee = owner == o->frame_owned_by_thread ? frame : 0;
 		instr = mem_field_u64(buf, o->frame_lasti);
 		addrq = (int64_t)(instr - (code + (uint64_t)o->code_code_adaptive));
 		if (addrq < -2 || addrq > (int64_t)MAX_TABLE * 8)
@@ -826,6 +861,7 @@ read_thread_frames_once(struct py_reader *r, struct py_thread *t, unsigned depth
 	unsigned char ts[PYOFF_TSTATE_SPAN];
 	size_t tsize = (size_t)o->tstate_size;
 	uint64_t frame, chunk = 0, base = 0;
+	struct dstack ds = { 0, 0 };
 
 	pyframes_free(t);
 	free(t->error);
@@ -839,13 +875,16 @@ read_thread_frames_once(struct py_reader *r, struct py_thread *t, unsigned depth
 		return walk_torn(w, "the thread ended", t->tstate);
 	if (o->tstate_datastack_chunk != PYOFF_NONE)
 		chunk = mem_field_u64(ts, o->tstate_datastack_chunk);
+	ds.chunk = chunk;
+	if (o->tstate_datastack_top != PYOFF_NONE)
+		ds.top = mem_field_u64(ts, o->tstate_datastack_top);
 	frame = current_frame(r, ts, w);
 	if (w->torn != NULL)
 		return;
 	if (o->frame_model == PY_FRAMES_OBJECTS)
 		read_frame_objects(r, t, frame, depth, w);
 	else
-		read_interp_frames(r, t, frame, depth, w, &base);
+		read_interp_frames(r, t, frame, depth, w, &base, &ds);
 	if (w->torn == NULL && t->error == NULL && r->check)
 		check_base(r, chunk, base, w);
 	if (w->torn == NULL && r->check)

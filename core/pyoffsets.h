@@ -115,6 +115,7 @@ struct py_offsets {
 	int64_t tstate_thread_id;
 	int64_t tstate_native_thread_id;	/* 3.11+ */
 	int64_t tstate_datastack_chunk;	/* 3.11+ */
+	int64_t tstate_datastack_top;	/* 3.11–3.13 (not in 3.14+'s debug offsets) */
 
 	/* PyFrameObject (3.8–3.10) or _PyInterpreterFrame (3.11+) */
 	int64_t frame_size;
@@ -154,6 +155,7 @@ struct py_offsets {
 	int64_t code_firstlineno;
 	int64_t code_linetable;		/* co_lnotab (3.8–3.9), co_linetable */
 	int64_t code_code_adaptive;	/* 3.11+ */
+	int64_t code_framesize;		/* 3.12–3.13 (int, in pointers) */
 
 	/* PyObject, PyTypeObject, PyBytesObject, PyUnicodeObject */
 	int64_t object_type;

@@ -453,14 +453,14 @@ pyruntime_dump_offsets(const struct py_offsets *o, FILE *out, const char *prefix
 	I64(gil_size); I64(gil_last_holder); I64(gil_locked); I64(gil_cond); I64(gil_mutex);
 	I64(tstate_size); I64(tstate_next); I64(tstate_interp); I64(tstate_frame);
 	I64(tstate_cframe); I64(cframe_current_frame); I64(cframe_previous); I64(tstate_thread_id);
-	I64(tstate_native_thread_id); I64(tstate_datastack_chunk);
+	I64(tstate_native_thread_id); I64(tstate_datastack_chunk); I64(tstate_datastack_top);
 	I64(frame_size); I64(frame_back); I64(frame_code); I64(frame_lasti); I64(frame_is_entry);
 	I64(frame_owner); I64(frame_owned_by_cstack); I64(frame_owned_by_generator);
 	I64(frame_owned_by_thread); I64(gen_frame_state); I64(gen_state_executing);
 	I64(chunk_previous); I64(chunk_data);
 	I64(frame_state); I64(frame_state_running); I64(frame_state_unwinding);
 	I64(code_size); I64(code_filename); I64(code_name); I64(code_qualname);
-	I64(code_firstlineno); I64(code_linetable); I64(code_code_adaptive);
+	I64(code_firstlineno); I64(code_linetable); I64(code_code_adaptive); I64(code_framesize);
 	I64(object_type); I64(type_name); I64(bytes_size); I64(bytes_sval);
 	I64(unicode_length); I64(unicode_state); I64(unicode_ascii_size);
 	I64(unicode_compact_size);

@@ -33,6 +33,7 @@ struct code_info {
 	bool valid;		/* it was a readable code object */
 	char *filename, *name, *qualname;
 	int firstlineno;
+	int framesize;		/* 3.12–3.13 co_framesize, in pointers; 0 if unknown */
 	uint8_t *table;
 	size_t table_len;
 };
