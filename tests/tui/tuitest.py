@@ -732,7 +732,7 @@ def flame(version, exe, workdir, full):
                "%s: z again: sampling goes on, the graph grows" % name)
         if full:
             s.tmux.keys("?", "/")
-            s.tmux.type("Flame pane (F)")
+            s.tmux.type("Flame pane")     # a PCRE2 pattern: no parentheses
             s.tmux.keys("Enter")
             screen = s.wait(has("Flame pane (F)", "freeze"), "help")
             TAP.ok(screen is not None,
@@ -1671,17 +1671,22 @@ def mem(version, exe, workdir, golden):
                "in the source pane" % name, screen)
         if golden:
             compare("mem/03-site", mem_mask(screen or "(timed out)\n"))
-        s.tmux.keys("?", "G")
+        s.tmux.keys("?", "/")
+        s.tmux.type("Mem pane")     # wherever its section is in the help
+        s.tmux.keys("Enter")
         screen = s.wait(has("Mem pane (M)", "allocation sites (tracemalloc"), "help")
         TAP.ok(screen is not None, "%s: ? lists the mem pane's keys" % name, screen)
-        s.tmux.keys("Escape")
+        s.tmux.keys("q")    # closes the help
+        s.wait(lambda x: "q or Esc closes" not in x, "help closed")
+        s.tmux.keys("Escape")   # ends the search the help left behind
         # M focuses the open pane; Esc goes back to the sites, then closes the
         # pane, and tracemalloc and the sampling with it
         s.tmux.keys("M", "Escape")
         s.wait(has("Mem sites", "FILE:LINE"), "back to the sites")
         s.tmux.keys("Escape")
         TAP.ok(s.wait(lambda x: "Mem sites" not in x and "Allocation site" not in x, "closed")
-               is not None, "%s: M focuses the pane, Esc back to the sites, Esc closes it" % name)
+               is not None, "%s: M focuses the pane, Esc back to the sites, Esc closes it" % name,
+               tmux.capture())
         end = time.monotonic() + DEADLINE
         while time.monotonic() < end and tracemalloc_tracing(target.pid) != "False":
             time.sleep(0.2)
