@@ -109,8 +109,6 @@ dbg_field(struct dbg_check *k, const char *section, const char *field, int64_t s
 	    (o)->tstate_size, (d)->thread_state.native_thread_id, 8, PYOFF_TSTATE_SPAN);	\
 	(o)->tstate_datastack_chunk = dbg_field(k, "thread_state", "datastack_chunk",	\
 	    (o)->tstate_size, (d)->thread_state.datastack_chunk, 8, PYOFF_TSTATE_SPAN);	\
-	(o)->tstate_datastack_top = PYOFF_NONE;						\
-	(o)->code_framesize = PYOFF_NONE;						\
 	(o)->frame_size = dbg_size(k, "interpreter_frame", (d)->interpreter_frame.size);	\
 	(o)->frame_back = dbg_field(k, "interpreter_frame", "previous", (o)->frame_size,	\
 	    (d)->interpreter_frame.previous, 8, PYOFF_FRAME_SPAN);			\
@@ -375,6 +373,9 @@ dbg_defaults(struct py_offsets *o, uint32_t hex, const char *version,
 	o->gen_state_executing = hdr ? hdr->gen_state_executing : PYOFF_NONE;
 	o->chunk_previous = hdr ? hdr->chunk_previous : PYOFF_NONE;
 	o->chunk_data = hdr ? hdr->chunk_data : PYOFF_NONE;
+	/* pyframes' check that a callee sits where its caller's frame ends. */
+	o->tstate_datastack_top = hdr ? hdr->tstate_datastack_top : PYOFF_NONE;
+	o->code_framesize = hdr ? hdr->code_framesize : PYOFF_NONE;
 	o->frame_state = PYOFF_NONE;
 	o->frame_state_running = PYOFF_NONE;
 	o->frame_state_unwinding = PYOFF_NONE;
