@@ -36,6 +36,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 SRC = os.environ.get("FP_SRCDIR") or os.path.dirname(os.path.dirname(HERE))
@@ -123,9 +124,12 @@ class Target:
                 ready += chunk
         os.close(r)
         if not ready.startswith(b"ready"):
+            if self.proc.poll() is None:
+                self.proc.kill()
+            err = self.proc.stderr.read().decode(errors="replace")
             self.stop()
-            raise RuntimeError("target %s did not become ready: %s" % (
-                exe, self.proc.stderr.read().decode(errors="replace")))
+            raise RuntimeError("target %s did not become ready (exit %s): %s" % (
+                exe, self.proc.returncode, err))
         self.pid = self.proc.pid
         # An agent directory left by an earlier process of this pid is not ours.
         shutil.rmtree("/tmp/.flight_profiler-%d" % self.pid, ignore_errors=True)
@@ -1704,17 +1708,32 @@ def mem(version, exe, workdir, golden):
             shutil.rmtree("/tmp/.flight_profiler-%d" % target.pid, ignore_errors=True)
 
 
-def mem_only():
-    """tuitest.py mem [VERSION...]: only the mem pane's scenario (goldens on
-    the goldens' CPython)."""
+def golden_version():
     with open(os.path.join(GOLDEN, "PYTHON")) as f:
-        golden = f.read().strip()
-    want = sys.argv[2:]
+        return f.read().strip()
+
+
+def scenario(fn, *args):
+    """Run one scenario: an unexpected exception in it (a harness bug, or
+    a target that never became ready) fails that scenario, not the run."""
+    try:
+        fn(*args)
+    except Exception as e:
+        TAP.ok(False, "%s: harness" % fn.__name__,
+               "%s: %s\n%s" % (type(e).__name__, e, traceback.format_exc()))
+
+
+def only(*fns):
+    """tuitest.py NAME [VERSION...]: only these scenarios, on the given
+    interpreters (all by default); each is called (version, exe, workdir,
+    on_golden_version)."""
+    golden, want = golden_version(), sys.argv[2:]
     workdir = tempfile.mkdtemp(prefix="fptui.", dir="/tmp")
     try:
         for version, exe in pythons():
             if not want or version in want:
-                mem(version, exe, workdir, version == golden)
+                for fn in fns:
+                    scenario(fn, version, exe, workdir, version == golden)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
@@ -1733,54 +1752,24 @@ def screens():
     workdir = tempfile.mkdtemp(prefix="fptui.", dir="/tmp")
     try:
         if found:
-            golden_run(found[0], workdir, 80, 24, (100, 30))
-            golden_run(found[0], workdir, 200, 50, (120, 40))
-            agent_run(found[0], workdir, 80, 24)
-            agent_run(found[0], workdir, 200, 50)
-            more_keys(found[0], workdir)
-            newuser(found[0], workdir)
-            streams(found[0], workdir)
-            signals(found[0], workdir)
-            target_exits(found[0], workdir)
-            tt_pane(found[0], workdir)
-            hostile(want, found[0], workdir)
-            flame(want, found[0], workdir, True)
-            mem(want, found[0], workdir, True)
+            exe = found[0]
+            scenario(golden_run, exe, workdir, 80, 24, (100, 30))
+            scenario(golden_run, exe, workdir, 200, 50, (120, 40))
+            scenario(agent_run, exe, workdir, 80, 24)
+            scenario(agent_run, exe, workdir, 200, 50)
+            for fn in (more_keys, newuser, streams, signals, target_exits, tt_pane):
+                scenario(fn, exe, workdir)
+            scenario(hostile, want, exe, workdir)
+            scenario(flame, want, exe, workdir, True)
+            scenario(mem, want, exe, workdir, True)
         else:
             TAP.skip("golden screens", "CPython %s is not configured (goldens are made with it)" % want)
         for version, exe in pythons():
-            smoke(version, exe, workdir)
-            names_smoke(version, exe, workdir)
-            agent_smoke(version, exe, workdir)
-            trace_pane(version, exe, workdir)
+            for fn in (smoke, names_smoke, agent_smoke, trace_pane):
+                scenario(fn, version, exe, workdir)
             if version != want:
-                flame(version, exe, workdir, False)
-            flame_modes(version, exe, workdir)
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
-
-
-def trace_only():
-    """tuitest.py trace [VERSION...]: only the trace pane's scenario."""
-    want = sys.argv[2:]
-    workdir = tempfile.mkdtemp(prefix="fptui.", dir="/tmp")
-    try:
-        for version, exe in pythons():
-            if not want or version in want:
-                trace_pane(version, exe, workdir)
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
-
-
-def flame_only():
-    """tuitest.py flame [VERSION...]: only the flame pane's scenario."""
-    want = sys.argv[2:]
-    workdir = tempfile.mkdtemp(prefix="fptui.", dir="/tmp")
-    try:
-        for version, exe in pythons():
-            if not want or version in want:
-                flame(version, exe, workdir, True)
-                flame_modes(version, exe, workdir)
+                scenario(flame, version, exe, workdir, False)
+            scenario(flame_modes, version, exe, workdir)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
@@ -1920,9 +1909,11 @@ def main():
     try:
         {"screens": screens, "linemode": linemode, "newuser": newuser_only,
          "hostile": hostile_only, "streams": streams_only,
-         "trace": trace_only,
-         "streams-all": lambda: streams_only(True), "flame": flame_only,
-         "mem": mem_only}[what]()
+         "trace": lambda: only(lambda v, exe, wd, g: trace_pane(v, exe, wd)),
+         "streams-all": lambda: streams_only(True),
+         "flame": lambda: only(lambda v, exe, wd, g: flame(v, exe, wd, True),
+                               lambda v, exe, wd, g: flame_modes(v, exe, wd)),
+         "mem": lambda: only(mem)}[what]()
     except Exception as e:  # a harness bug must show as a failure, not a pass
         TAP.ok(False, "harness", "%s: %s" % (type(e).__name__, e))
     TAP.done()
