@@ -57,6 +57,33 @@ def agent_mappings(pid):
     return found
 
 
+def native_stacks(*pids):
+    """Every thread's C stack of each pid, for a hang's failure message:
+    gdb when installed, else each thread's kernel wait channel."""
+    out = []
+    for pid in pids:
+        if shutil.which("gdb"):
+            import subprocess
+            try:
+                r = subprocess.run(["gdb", "-p", str(pid), "-batch", "-nx",
+                                    "-ex", "thread apply all bt 30"],
+                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                   text=True, timeout=60)
+                out.append("== pid %d (gdb)\n%s" % (pid, r.stdout[-12000:]))
+                continue
+            except (OSError, subprocess.TimeoutExpired) as e:
+                out.append("== pid %d: gdb: %s" % (pid, e))
+        try:
+            for tid in sorted(os.listdir("/proc/%d/task" % pid), key=int):
+                with open("/proc/%d/task/%s/comm" % (pid, tid)) as f:
+                    comm = f.read().strip()
+                with open("/proc/%d/task/%s/wchan" % (pid, tid)) as f:
+                    out.append("== %d/%s %s: %s" % (pid, tid, comm, f.read()))
+        except OSError as e:
+            out.append("== pid %d: %s" % (pid, e))
+    return "\n".join(out)
+
+
 class RawClient:
     """A client speaking the frames of doc/protocol.md by hand."""
 

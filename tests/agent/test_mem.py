@@ -15,7 +15,7 @@ import subprocess
 import threading
 import time
 
-from conftest import BINARY, EXIT_OK, EXIT_USAGE, RUN_TIMEOUT
+from conftest import BINARY, EXIT_OK, EXIT_USAGE, RUN_TIMEOUT, native_stacks
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MEM_TARGET = os.path.join(HERE, "targets", "mem_target.py")
@@ -104,6 +104,7 @@ class LineClient:
     one connection to the agent, for as long as it runs."""
 
     def __init__(self, pid):
+        self.target = pid
         self.proc = subprocess.Popen([BINARY, str(pid)], stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         self.lines = queue.Queue()
@@ -128,7 +129,8 @@ class LineClient:
             seen.append(line)
             if expect in line:
                 return line
-        raise AssertionError("%r: no %r in %r" % (command, expect, seen))
+        raise AssertionError("%r: no %r in %r\n%s" % (
+            command, expect, seen, native_stacks(self.proc.pid, self.target)))
 
     def kill(self):
         self.proc.kill()  # SIGKILL: nothing of ours runs on the way out
@@ -137,7 +139,12 @@ class LineClient:
     def close(self):
         if self.proc.poll() is None:
             self.proc.stdin.close()
-            self.proc.wait(timeout=RUN_TIMEOUT)
+            try:
+                self.proc.wait(timeout=RUN_TIMEOUT)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+                raise
 
 
 def wait_tracemalloc_state(profiler, pid, want):
