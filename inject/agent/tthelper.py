@@ -23,6 +23,9 @@ _TT_GONE_KEPT = 4096            # deleted / evicted indexes remembered for the e
 _TT_LIST_MAX = 5000             # rows one -l or -s answer carries
 _TT_ERRORS_SHOWN = 10           # filter / search errors reported one by one
 _TT_REPLAY_THREAD = "flight_profiler replay"
+# Threads running a replay now: a live recording of the same function
+# leaves their calls alone (the replay records its call itself).
+_tt_replaying = set()
 
 
 class _TTQueue(_deque):
@@ -34,8 +37,10 @@ class _TTQueue(_deque):
 
     __slots__ = ()
 
-    def append(self, item, _append=_deque.append, _ident=_get_ident):
-        _append(self, (item, _ident(), _tt_shallow(item[1], item[4], item[5])))
+    def append(self, item, _append=_deque.append, _ident=_get_ident, _skip=_tt_replaying):
+        ident = _ident()
+        if ident not in _skip:
+            _append(self, (item, ident, _tt_shallow(item[1], item[4], item[5])))
 
 
 def _tt_shallow(bound, args, kwargs):
@@ -453,7 +458,11 @@ def _tt_replay(spec, record, cancelled):
         mutated = _tt_mutated(r)
         fp = _tt_shallow(r.bound, r.args, r.kwargs)
         wall = time.time()
-        ret, exc, cost = _tt_call(r, fn)
+        _tt_replaying.add(_get_ident())
+        try:
+            ret, exc, cost = _tt_call(r, fn)
+        finally:
+            _tt_replaying.discard(_get_ident())
         n = _tt_new(r.method, r.where, r.bound, r.args, r.kwargs, ret, exc, cost, wall,
                     _get_ident(), _TT_REPLAY_THREAD, fp)
         n.replay_of = r.index

@@ -223,3 +223,34 @@ def test_tt_hooks_end_with_the_client_and_the_store_stays(profiler, target):
     n = int(inside(profiler, pid, "__main__.counts['boom']"))
     time.sleep(0.1)
     assert int(inside(profiler, pid, "__main__.counts['boom']")) > n
+
+
+def test_tt_replay_is_not_recorded_again_by_a_live_recording(profiler, target):
+    """A replay while another client records the same function live: the
+    replay is one record (its own, `replay of`), never a second one taken
+    by the live recorder from the replaying thread."""
+    pid = target.pid
+    first = rows(ok(profiler.cmd(pid, "tt -t __main__ func -n 1")))[0][0]
+    n = int(re.search(r"'n': (\d+)", values(ok(profiler.cmd(pid, "tt -i %d -x 2" % first)))["args"])
+            .group(1))
+    # Only calls with that old argument pass the filter: the driver's never do.
+    proc = subprocess.Popen([BINARY, str(pid), "--cmd",
+                             "tt -t __main__ func -n 1000000 -f \"args[0]['n'] == %d\"" % n],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout.readline().startswith(b"Recording ")
+    deadline = time.monotonic() + 10
+    while inside(profiler, pid, "__main__.hooks_left()") != "['func']":
+        assert time.monotonic() < deadline, "the live recording never hooked func"
+        time.sleep(0.05)
+    out = ok(profiler.cmd(pid, "tt -i %d -p --replay-times 2" % first))
+    replays = [int(i) for i in re.findall(r"^\[(\d+)\] ", out, re.M)]
+    assert len(replays) == 2, out
+    proc.send_signal(signal.SIGINT)
+    live, err = proc.communicate(timeout=10)
+    assert proc.returncode == EXIT_OK, err
+    assert rows(live.decode()) == [], live.decode()
+    assert b"tt: stopped after 0 records" in live, live.decode()
+    listed = rows(ok(profiler.cmd(pid, "tt -l -m __main__.None.func")))
+    assert [r[0] for r in listed if r[2] == "flight_profiler replay"] == replays
+    assert all(r[4] == first for r in listed if r[2] == "flight_profiler replay")
+    assert inside(profiler, pid, "__main__.hooks_left()") == "[]"
