@@ -192,17 +192,24 @@ readv_all(pid_t pid, struct iovec *local, struct iovec *remote, size_t n, bool *
 	}
 }
 
-int
-mem_read_two(pid_t pid, uint64_t a, void *abuf, size_t alen, uint64_t b, void *bbuf,
-    size_t blen, bool *bok)
+void
+mem_read_ranges(pid_t pid, const struct mem_range *ranges, size_t n, bool *ok)
 {
-	struct iovec local[2] = { { abuf, alen }, { bbuf, blen } };
-	struct iovec remote[2] = { { (void *)(uintptr_t)a, alen }, { (void *)(uintptr_t)b, blen } };
-	bool ok[2] = { false, false };
+	struct iovec local[8], remote[8];
+	struct iovec *lp = n <= 8 ? local : xcalloc(n, sizeof *lp);
+	struct iovec *rp = n <= 8 ? remote : xcalloc(n, sizeof *rp);
+	size_t i;
 
-	readv_all(pid, local, remote, 2, ok);
-	*bok = ok[1];
-	return ok[0] ? 0 : -1;
+	for (i = 0; i < n; i++) {
+		lp[i] = (struct iovec){ ranges[i].buf, ranges[i].len };
+		rp[i] = (struct iovec){ (void *)(uintptr_t)ranges[i].addr, ranges[i].len };
+		ok[i] = false;
+	}
+	readv_all(pid, lp, rp, n, ok);
+	if (lp != local) {
+		free(lp);
+		free(rp);
+	}
 }
 
 void

@@ -40,18 +40,23 @@ void mem_cache_defer(struct mem_cache *mc, bool on);
 size_t mem_cache_fetch(struct mem_cache *mc);
 pid_t mem_cache_pid(const struct mem_cache *mc);
 
+/* One range to read: len bytes at addr into buf. */
+struct mem_range {
+	uint64_t addr;
+	void *buf;
+	size_t len;
+};
+
+/*
+ * n ranges past the cache in one system call (one per 1024, and one more
+ * per unreadable range); ok[i] tells which were read whole.
+ */
+void mem_read_ranges(pid_t pid, const struct mem_range *ranges, size_t n, bool *ok);
 /*
  * Many small reads at once, past the cache: n ranges of len bytes from
- * addrs[i] into buf + i * len, in one process_vm_readv per 1024 ranges
- * (and one more per unreadable range); ok[i] tells which were read.  For
- * looking at many scattered objects once without copying whole pages.
+ * addrs[i] into buf + i * len, as mem_read_ranges().  For looking at many
+ * scattered objects once without copying whole pages.
  */
-/*
- * Two ranges in one system call: 0 if the first was read whole (-1 if
- * not), *bok whether the second was.
- */
-int mem_read_two(pid_t pid, uint64_t a, void *abuf, size_t alen, uint64_t b, void *bbuf,
-    size_t blen, bool *bok);
 void mem_read_spans(pid_t pid, const uint64_t *addrs, size_t n, size_t len,
     unsigned char *buf, bool *ok);
 

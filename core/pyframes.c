@@ -419,6 +419,14 @@ struct walk {
 	/* what every read so far touched: re-read at once before a retry */
 	uint64_t *hint;
 	size_t nhint, ahint;
+	/*
+	 * 3.11+: the innermost frame, if a thread's own, and the caller and
+	 * code it was read with: read again with the state after the walk
+	 * (innermost_moved()), in the same system call.
+	 */
+	uint64_t inner, inner_back, inner_code;
+	size_t inner_size;
+	bool inner_torn;
 };
 
 /* Remember a frame (or thread state) read, for the checks and the retry. */
@@ -594,14 +602,12 @@ frame_off_chain(struct py_reader *r, uint64_t frame, int owner, bool innermost)
  * the thread had moved on, links a new frame to an old caller.
  */
 static bool
-innermost_moved(struct py_reader *r, uint64_t frame, const unsigned char *buf, size_t fsize)
+innermost_moved(struct py_reader *r, const struct walk *w, bool read, const unsigned char *again)
 {
 	const struct py_offsets *o = &r->rt->off;
-	unsigned char again[PYOFF_FRAME_SPAN];
 
-	return mem_read(r->rt->pid, frame, again, fsize) != 0 ||
-	    mem_field_u64(again, o->frame_back) != mem_field_u64(buf, o->frame_back) ||
-	    mem_field_u64(again, o->frame_code) != mem_field_u64(buf, o->frame_code);
+	return !read || mem_field_u64(again, o->frame_back) != w->inner_back ||
+	    mem_field_u64(again, o->frame_code) != w->inner_code;
 }
 
 /*
@@ -690,9 +696,13 @@ read_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
 		walk_note(w, frame, fsize, true);
 		last = frame;
 		owner = ((const unsigned char *)buf)[o->frame_owner];
-		if (r->check && steps == 1 && owner == o->frame_owned_by_thread &&
-		    innermost_moved(r, frame, buf, fsize))
-			return walk_torn(w, "the innermost frame was being reused", frame);
+		if (r->check && steps == 1 && owner == o->frame_owned_by_thread) {
+			/* checked after the walk, with the state (check_unchanged) */
+			w->inner = frame;
+			w->inner_back = mem_field_u64(buf, o->frame_back);
+			w->inner_code = mem_field_u64(buf, o->frame_code);
+			w->inner_size = fsize;
+		}
 		is_entry = o->frame_is_entry != PYOFF_NONE && ((const unsigned char *)buf)[o->frame_is_entry];
 		if (r->check && (why = frame_off_chain(r, frame, owner, steps == 1)) != NULL)
 			return walk_torn(w, why, frame);
@@ -793,26 +803,38 @@ current_frame(struct py_reader *r, const unsigned char *ts, struct walk *w)
 
 static const char *
 changed_since(struct py_reader *r, const struct py_thread *t, uint64_t frame0,
-    uint64_t chunk0, uint64_t cframe0, const struct walk *w)
+    uint64_t chunk0, uint64_t cframe0, struct walk *w)
 {
 	const struct py_offsets *o = &r->rt->off;
-	unsigned char ts[PYOFF_TSTATE_SPAN];
-	size_t tsize = (size_t)o->tstate_size;
+	unsigned char ts[PYOFF_TSTATE_SPAN], again[PYOFF_FRAME_SPAN];
+	size_t tsize = (size_t)o->tstate_size, n = 1, cf = 0, in = 0;
 	uint64_t frame, chunk = 0, current = 0;
-	bool current_ok = false;
+	struct mem_range rg[3];
+	bool ok[3], current_ok = false;
 	unsigned hops;
 
 	if (tsize > sizeof ts)
 		tsize = sizeof ts;
 	/*
-	 * 3.11-3.12: the cframe's current frame in the same system call,
+	 * One system call: the state; 3.11-3.12 the cframe's current frame,
 	 * from the cframe the walk began with -- good if the state still
-	 * points to that one (it mostly does), read again if not.
+	 * points to that one (it mostly does), read again if not; and, on
+	 * the first look, the innermost frame again.
 	 */
-	if (mem_ptr_ok(cframe0, 8) ?
-	    mem_read_two(r->rt->pid, t->tstate, ts, tsize,
-	    cframe0 + (uint64_t)o->cframe_current_frame, &current, sizeof current, &current_ok) != 0 :
-	    mem_read(r->rt->pid, t->tstate, ts, tsize) != 0)
+	rg[0] = (struct mem_range){ t->tstate, ts, tsize };
+	if (mem_ptr_ok(cframe0, 8))
+		rg[cf = n++] = (struct mem_range){ cframe0 + (uint64_t)o->cframe_current_frame,
+		    &current, sizeof current };
+	if (w->inner != 0)
+		rg[in = n++] = (struct mem_range){ w->inner, again, w->inner_size };
+	mem_read_ranges(r->rt->pid, rg, n, ok);
+	current_ok = cf != 0 && ok[cf];
+	if (in != 0 && innermost_moved(r, w, ok[in], again)) {
+		w->inner_torn = true;
+		return "the innermost frame was being reused";
+	}
+	w->inner = 0;
+	if (!ok[0])
 		return "the thread ended";
 	if (o->tstate_datastack_chunk != PYOFF_NONE)
 		chunk = mem_field_u64(ts, o->tstate_datastack_chunk);
@@ -847,9 +869,12 @@ check_unchanged(struct py_reader *r, const struct py_thread *t, uint64_t frame0,
 	const char *why = NULL;
 	int look;
 
-	for (look = 0; look < 3; look++)
+	for (look = 0; look < 3; look++) {
 		if ((why = changed_since(r, t, frame0, chunk0, cframe0, w)) == NULL)
 			return;
+		if (w->inner_torn)
+			return walk_torn(w, why, w->inner);	/* looking again cannot mend it */
+	}
 	walk_torn(w, why, frame0);
 }
 
@@ -868,6 +893,8 @@ read_thread_frames_once(struct py_reader *r, struct py_thread *t, unsigned depth
 	t->error = NULL;
 	w->torn = NULL;
 	w->nseen = 0;
+	w->inner = 0;
+	w->inner_torn = false;
 	if (tsize > sizeof ts)
 		tsize = sizeof ts;
 	walk_note(w, t->tstate, tsize, false);

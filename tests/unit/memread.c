@@ -122,15 +122,16 @@ fresh_reads(void)
 	free(mem);
 }
 
-/* What a sampler's tick reads: live pages only, spans beside them, two ranges at once. */
+/* What a sampler's tick reads: live pages only, spans beside them, ranges at once. */
 static void
 sampler_reads(void)
 {
 	unsigned char *mem = aligned_alloc(PAGE, 3 * PAGE);
 	struct mem_cache *mc = mem_cache_new(getpid(), 16);
 	uint64_t a = (uint64_t)(uintptr_t)mem, v = 0, pages[4], span_addrs[2], x = 0;
+	unsigned char y = 0;
 	unsigned char span_buf[16];
-	bool span_ok[2], bok = true;
+	bool span_ok[2];
 	struct mem_spans sp = { span_addrs, 2, 8, span_buf, span_ok };
 
 	memset(mem, 0, 3 * PAGE);
@@ -150,8 +151,15 @@ sampler_reads(void)
 	ok(mem_cache_read_fresh(mc, a, &v, sizeof v) == 0 && v == 2 && span_ok[0] &&
 	    span_buf[0] == 5 && !span_ok[1],
 	    "a refresh with spans reads the pages and the readable spans together");
-	ok(mem_read_two(getpid(), a, &v, sizeof v, 0x1000, &x, sizeof x, &bok) == 0 && v == 3 &&
-	    !bok, "two ranges: the first read, the unreadable second said so");
+	{
+		struct mem_range rg[3] = { { a, &v, sizeof v }, { 0x1000, &x, sizeof x },
+					   { a + 2 * PAGE, &y, 1 } };
+		bool rok[3];
+
+		mem_read_ranges(getpid(), rg, 3, rok);
+		ok(rok[0] && v == 3 && !rok[1] && rok[2] && y == 5,
+		    "ranges in one go: the readable read, the unreadable one said so");
+	}
 	mem_cache_free(mc);
 	free(mem);
 }
