@@ -369,6 +369,7 @@ main(int argc, char **argv)
 	none("code_code_adaptive");
 #endif
 	field("code_firstlineno", OFF(PyCodeObject, co_firstlineno));
+	field("code_flags", OFF(PyCodeObject, co_flags));
 #if PY_VERSION_HEX >= 0x030C0000	/* 3.11 computes it from other fields */
 	field("code_framesize", OFF(PyCodeObject, co_framesize));
 #else

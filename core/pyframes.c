@@ -26,6 +26,7 @@
 #define MAX_STRING	4096
 #define MAX_TABLE	(1u << 20)
 #define READ_ROUNDS	3	/* of READ_TRIES, the CPU yielded between */
+#define CO_NO_MONITORING_EVENTS 0x2000000	/* 3.13 cpython/code.h */
 
 /* ---- the snapshot's strings -------------------------------------------- */
 
@@ -233,6 +234,15 @@ get_code(struct py_reader *r, uint64_t addr)
 	c->firstlineno = mem_field_i32(buf, o->code_firstlineno);
 	if (o->code_framesize != PYOFF_NONE && (size_t)o->code_framesize + 4 <= csize)
 		c->framesize = mem_field_i32(buf, o->code_framesize);
+	/*
+	 * 3.13 calls a class's Python __init__ through a trampoline frame
+	 * (CALL_ALLOC_AND_ENTER_INIT: _Py_InitCleanup, "__init__" line 0) that
+	 * its own tracebacks never show; it alone carries this flag.  3.14+
+	 * marks such frames by their owner (is_shim).
+	 */
+	c->shim = o->version_hex >= 0x030D0000 && o->version_hex < 0x030E0000 &&
+	    o->code_flags != PYOFF_NONE && (size_t)o->code_flags + 4 <= csize &&
+	    (mem_field_i32(buf, o->code_flags) & CO_NO_MONITORING_EVENTS) != 0;
 	c->filename = read_unicode(r, c->p_filename);
 	c->name = read_unicode(r, c->p_name);
 	if (o->code_qualname != PYOFF_NONE)
@@ -744,6 +754,10 @@ read_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
 		    slot_holds_other_call(r, ds, frame, c, callee))
 			return walk_torn(w, "a frame's slot holds another call than its callee's caller", frame);
 		callee = owner == o->frame_owned_by_thread ? frame : 0;
+		if (c->shim) {	/* checked as a callee above, never shown */
+			frame = mem_field_u64(buf, o->frame_back);
+			continue;
+		}
 		instr = mem_field_u64(buf, o->frame_lasti);
 		addrq = (int64_t)(instr - (code + (uint64_t)o->code_code_adaptive));
 		if (addrq < -2 || addrq > (int64_t)MAX_TABLE * 8)

@@ -34,6 +34,7 @@ struct code_info {
 	char *filename, *name, *qualname;
 	int firstlineno;
 	int framesize;		/* 3.12–3.13 co_framesize, in pointers; 0 if unknown */
+	bool shim;		/* 3.13: CPython's own trampoline code (_Py_InitCleanup) */
 	uint8_t *table;
 	size_t table_len;
 };
