@@ -433,12 +433,18 @@ collect(struct cmd_request *req, char **words, size_t n, size_t first, char **ca
 		}
 		if ((o = find_option(spec, w, &inl)) == NULL)
 			return unknown_option(spec, w, cause);
-		if (o->arg == NULL && inl != NULL)
+		/* A flag with choices takes one inline: --group=function. */
+		if (o->arg == NULL && inl != NULL && o->choices != NULL &&
+		    !command_choice_ok(o->choices, inl)) {
+			snprintf(usage, sizeof usage, "%s value", o->longname);
+			return bad_choice(spec->name, usage, inl, o->choices, cause);
+		}
+		if (o->arg == NULL && inl != NULL && o->choices == NULL)
 			return fail(cause, FP_EUSAGE, "%s: option %s takes no value (usage: %s)",
 			    spec->name, o->longname, usage_of(spec, usage, sizeof usage));
 		a = ARRAY_PUSH(req->opts, req->nopts, req->aopts);
 		a->opt = o;
-		a->value = NULL;
+		a->value = o->arg == NULL && inl != NULL ? xstrdup(inl) : NULL;
 		if (o->arg == NULL)
 			continue;
 		if (inl == NULL && i + 1 >= n)
@@ -835,8 +841,9 @@ help_spec(struct sbuf *out, const struct cmd_spec *spec)
 		sbuf_add(out, "\nOPTIONS\n");
 	for (i = 0; i < spec->noptions; i++) {
 		const struct cmd_option *o = &spec->options[i];
-		char *left = xasprintf("%s%s%s%s%s", o->shortname ? o->shortname : "",
-		    o->shortname ? ", " : "", o->longname, o->arg ? " " : "", o->arg ? o->arg : "");
+		char *left = xasprintf("%s%s%s%s%s%s", o->shortname ? o->shortname : "",
+		    o->shortname ? ", " : "", o->longname, o->arg ? " " : "", o->arg ? o->arg : "",
+		    !o->arg && o->choices ? "[=...]" : "");
 
 		sbuf_addf(out, "  %-24s %s", left, o->help);
 		help_extra(out, o->choices, o->dflt);

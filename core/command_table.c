@@ -92,6 +92,8 @@ static const struct cmd_param stack_params[] = {
 	    "attached one)", NULL, 1, 0x3fffffff, "(to write the stacks to a file: stack -f FILE)" },
 };
 
+static const char *const stack_group_by[] = { "function", NULL };
+
 static const struct cmd_option stack_options[] = {
 	FILEPATH_OPTION("write the dump to FILE instead of the screen", NULL),
 	FLAG(NULL, "--native", "merge native (C/C++) frames with the Python frames; "
@@ -100,11 +102,14 @@ static const struct cmd_option stack_options[] = {
 	FLAG("-a", "--asyncio", "also show the asyncio tasks of every running event loop "
 	    "(loads the agent)"),
 	FLAG(NULL, "--locals", "show each Python frame's local variables (loads the agent)"),
+	{ NULL, "--group", NULL, "over a process set (--tree, --match, PID,PID): merge identical "
+	    "stacks across processes and threads, largest group first; --group=function ignores "
+	    "line numbers", CMD_FLAG, 0, 0, NULL, stack_group_by, NULL },
 };
 
 static struct cmd_spec cmd_stack = {
 	.name = "stack",
-	.usage = "[pid] [-f FILE] [--native] [--block] [-a] [--locals]",
+	.usage = "[pid] [-f FILE] [--native] [--block] [-a] [--locals] [--group[=function]]",
 	.summary = "every thread's Python stack, read from outside the process "
 	    "(with Python thread names when the agent is loaded)",
 	.params = stack_params, .nparams = FP_NELEM(stack_params),

@@ -15,6 +15,8 @@
 #include "core/attach.h"
 #include "core/command.h"
 #include "core/procfs.h"
+#include "core/procset.h"
+#include "core/stackset.h"
 #include "core/pystack.h"
 #include "core/render.h"
 #include "core/render_agent.h"
@@ -38,6 +40,7 @@ struct runner {
 	bool agent_lost;		/* the last session broke */
 	bool banner_shown;		/* the console says who it is once */
 	bool one_shot;			/* --cmd: the client leaves after one command */
+	struct proc_set_spec *set;	/* a process set, or NULL */
 	struct runner_io io;
 };
 
@@ -69,6 +72,9 @@ runner_free(struct runner *r)
 		return;
 	py_reader_close(r->reader);
 	session_close(r->agent);
+	if (r->set != NULL)
+		procset_spec_clear(r->set);
+	free(r->set);
 	free(r);
 }
 
@@ -247,6 +253,14 @@ runner_forget_session(struct runner *r)
 {
 	session_close(r->agent);	/* the child's copy: the parent's socket stays open */
 	r->agent = NULL;
+}
+
+void
+runner_set_procset(struct runner *r, struct proc_set_spec *spec)
+{
+	r->set = xcalloc(1, sizeof *r->set);
+	*r->set = *spec;
+	memset(spec, 0, sizeof *spec);
 }
 
 void
@@ -964,6 +978,39 @@ stack_stats(const struct py_snapshot *snap)
 	    snap->nthreads, retries, stopped, partial);
 }
 
+/* stack over the runner's process set. */
+static int
+stack_over_set(struct runner *r, const struct cmd_request *req, struct sbuf *out, char **cause)
+{
+	const char *group = command_opt(req, "--group"), *file = command_opt(req, "--filepath");
+	struct stackset_opts o = {
+		.block = command_opt(req, "--block") != NULL,
+		.group = group != NULL, .by_function = group != NULL && strcmp(group, "function") == 0,
+	};
+	struct proc_set set;
+	struct sbuf text = { 0 };
+	int rc;
+
+	if (command_opt(req, "--native") || command_opt(req, "--locals") || command_opt(req, "--asyncio"))
+		return fail(cause, FP_EUSAGE, "stack: --native, --locals and -a read one process: "
+		    "over a process set, stack takes --group, --block and -f");
+	if (file != NULL && *file == '\0')
+		return fail(cause, FP_EUSAGE, "stack: -f needs a file name");
+	if ((rc = procset_resolve(r->set, &set, cause)) != FP_OK)
+		return rc;
+	rc = stackset_run(&set, &o, &text, cause);
+	procset_clear(&set);
+	if (rc == FP_OK && file != NULL) {
+		rc = write_file(file, text.s ? text.s : "", cause);
+		if (rc == FP_OK)
+			sbuf_addf(out, "Write stack to %s successfully!\n", file);
+	} else if (rc == FP_OK) {
+		sbuf_add(out, text.s ? text.s : "");
+	}
+	sbuf_free(&text);
+	return rc;
+}
+
 int
 runner_cmd_stack(void *ctx, const struct cmd_request *req, struct sbuf *out, char **cause)
 {
@@ -981,6 +1028,11 @@ runner_cmd_stack(void *ctx, const struct cmd_request *req, struct sbuf *out, cha
 	pid_t pid = r->pid;
 	int rc, arc = FP_OK;
 
+	if (r->set != NULL && named_pid(req, 0) <= 0)
+		return stack_over_set(r, req, out, cause);
+	if (command_opt(req, "--group") != NULL)
+		return fail(cause, FP_EUSAGE, "stack: --group merges the stacks of a process set: "
+		    "flight_profiler PID --tree, --match REGEX or PID,PID,...");
 	pid = named_pid(req, pid);
 	if (pid <= 0)
 		return fail(cause, FP_EUSAGE, "stack: no process given (flight_profiler PID, or stack PID)");
@@ -1063,6 +1115,12 @@ runner_exec(struct runner *r, const char *line, struct sbuf *out, char **cause)
 	if (req == NULL)
 		return FP_OK;
 	spec = req->spec;
+	if (r->set != NULL && spec->run != runner_cmd_stack && strcmp(spec->name, "help") != 0 &&
+	    named_pid(req, 0) <= 0) {
+		command_request_free(req);
+		return fail(cause, FP_EUSAGE, "%s: over a process set only `stack` runs so far; "
+		    "give one pid for the others", spec->name);
+	}
 	/* A subcommand not built while its command is (mem diff, one day). */
 	if ((rc = command_unavailable(spec, cause)) != FP_OK) {
 		command_request_free(req);

@@ -103,6 +103,13 @@ void runner_forget_session(struct runner *r);
  * command whose effect would end with the client says so instead.
  */
 void runner_set_one_shot(struct runner *r);
+struct proc_set_spec;
+/*
+ * Look at a set of processes (issue 13; the runner takes the spec): `stack`
+ * reads every member, resolved afresh for each command; the commands that
+ * do not run over a set yet say so.
+ */
+void runner_set_procset(struct runner *r, struct proc_set_spec *spec);
 bool runner_one_shot(const struct runner *r);
 enum runner_agent_state runner_agent_state(const struct runner *r);
 

@@ -22,6 +22,7 @@
 
 #include "core/pystack.h"
 #include "core/runner.h"
+#include "core/procset.h"
 #include "core/termsafe.h"
 #include "core/util.h"
 #include "inject/loader.h"
@@ -33,6 +34,7 @@ static const char usage_text[] =
 "usage: flight_profiler [options] PID\n"
 "       flight_profiler [options] PID --cmd COMMAND\n"
 "       flight_profiler --cmd 'stack PID'\n"
+"       flight_profiler PID,PID,... | PID --tree | --match REGEX  --cmd 'stack --group'\n"
 "\n"
 "Attach to a running CPython 3.8+ process to look inside it without\n"
 "restarting it.  On a terminal, open the full-screen view (threads, stacks,\n"
@@ -44,6 +46,10 @@ static const char usage_text[] =
 "options:\n"
 "  -c, --cmd COMMAND   run COMMAND (e.g. \"stack --native\") and exit\n"
 "  -d, --delay SECS    refresh the screen every SECS seconds (default 1)\n"
+"      --tree          the process set of PID and every descendant\n"
+"      --match REGEX   the process set of every command line matching REGEX\n"
+"                      (a set, or PID,PID,..., runs `stack` with --cmd:\n"
+"                      --group merges identical stacks across processes)\n"
 "      --theme NAME    colour theme: default, light, monochrome,\n"
 "                      high-contrast, a user theme or a file path\n"
 "  -h, --help          show this help\n"
@@ -127,8 +133,9 @@ option_name(char **argv, char *shortopt)
 }
 
 struct options {
-	const char *cmd, *theme;
+	const char *cmd, *theme, *match;
 	double delay;
+	bool tree;
 };
 
 /*
@@ -143,6 +150,8 @@ parse_options(int argc, char **argv, struct options *o)
 		{ "cmd", required_argument, NULL, 'c' },
 		{ "delay", required_argument, NULL, 'd' },
 		{ "theme", required_argument, NULL, 'T' },
+		{ "tree", no_argument, NULL, 't' },
+		{ "match", required_argument, NULL, 'm' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -167,6 +176,14 @@ parse_options(int argc, char **argv, struct options *o)
 		case 'T':
 			o->theme = optarg;
 			break;
+		case 't':
+			o->tree = true;
+			break;
+		case 'm':
+			if (*optarg == '\0')
+				return usage_error("--match: the pattern is empty");
+			o->match = optarg;
+			break;
 		case 'h':
 			fputs(usage_text, stdout);
 			return -1;
@@ -186,10 +203,10 @@ int
 main(int argc, char **argv)
 {
 	struct options o = { .delay = 1.0 };
+	struct proc_set_spec set = { 0 };
 	struct runner *r;
 	pid_t pid = 0;
-	char *end;
-	long v;
+	char *cause = NULL;
 	int rc;
 
 	/* The one place the layers meet: core/ loads the agent with inject/. */
@@ -197,13 +214,12 @@ main(int argc, char **argv)
 	if ((rc = parse_options(argc, argv, &o)) != FP_OK)
 		return rc < 0 ? FP_OK : rc;
 	if (optind < argc) {
-		errno = 0;
-		v = strtol(argv[optind], &end, 10);
-		if (errno != 0 || *end != '\0' || v <= 0 || v > 0x3fffffff) {
-			fprintf(stderr, "flight_profiler: '%s' is not a process id\n", argv[optind]);
+		if (procset_parse_pids(&set, argv[optind], &cause) != FP_OK) {
+			termsafe_error(stderr, cause);
+			free(cause);
 			return FP_EUSAGE;
 		}
-		pid = (pid_t)v;
+		pid = set.pids[0];
 		optind++;
 	}
 	/* Allow the PID before or after the options. */
@@ -211,20 +227,32 @@ main(int argc, char **argv)
 		return rc < 0 ? FP_OK : rc;
 	if (optind < argc)
 		return usage_error("unexpected argument '%s'", argv[optind]);
-	if (pid == 0 && o.cmd == NULL)
+	if (pid == 0 && o.cmd == NULL && o.match == NULL)
 		return usage_error("no process given: flight_profiler PID");
+	if (o.tree && pid == 0)
+		return usage_error("--tree needs the PID at its root");
+	set.tree = o.tree;
+	set.match = o.match ? xstrdup(o.match) : NULL;
+	if (procset_is_set(&set) && o.cmd == NULL) {
+		procset_spec_clear(&set);
+		return usage_error("a process set (--tree, --match, PID,PID) works with --cmd so far");
+	}
 	/* An empty --cmd (a variable that was not set, say) is a mistake, not a no-op. */
 	if (o.cmd != NULL && o.cmd[strspn(o.cmd, " \t\r\n")] == '\0')
 		return usage_error("--cmd: the command is empty");
 
 	guard_install();
 	if (o.cmd != NULL) {
-		r = runner_new(pid);
+		r = runner_new(procset_is_set(&set) ? 0 : pid);
+		if (procset_is_set(&set))
+			runner_set_procset(r, &set);
+		procset_spec_clear(&set);
 		runner_set_one_shot(r);
 		rc = linemode_exec(r, o.cmd);
 		runner_free(r);
 		return rc;
 	}
+	procset_spec_clear(&set);
 	/* Wide characters for the screen and the line editor; numbers stay C. */
 	setlocale(LC_CTYPE, "");
 	if (want_tui())

@@ -26,7 +26,7 @@
 #define NO_PROCESS "no process given: flight_profiler PID --cmd ..."
 #define STACK_NO_PROCESS "stack: no process given (flight_profiler PID, or stack PID)"
 
-#define STACK_USAGE "(usage: stack [pid] [-f FILE] [--native] [--block] [-a] [--locals])"
+#define STACK_USAGE "(usage: stack [pid] [-f FILE] [--native] [--block] [-a] [--locals] [--group[=function]])"
 #define GETGLOBAL_USAGE "(usage: getglobal module [class] field [-x N] [-e EXPR] [-r] [-v])"
 #define VMTOOL_USAGE "(usage: vmtool -a getInstances -c module class [-e EXPR] [-x N] " \
 	"[-n N] [-r] [-v] | -a forceGc)"
