@@ -542,7 +542,8 @@ def _install(w, targets, nested=None, hooks=None):
     """Observe every target's code (observe.py): every reference to the
     function is observed, and the attribute itself is never touched.  The
     observer is watch's own (_make_hooks), or hooks=(enter, leave) given
-    (torch), or w.make_hooks(fn, label, bound) -> (enter, leave) (trace)."""
+    (torch), or w.make_hooks(fn, label, bound) -> (enter, leave) (trace,
+    monitor)."""
     custom = getattr(w, "make_hooks", None)
     for owner, name, raw, fn, bound, label in targets:
         if nested:
@@ -638,8 +639,6 @@ def watch_run(conn, rid, spec, record, cancelled):
     (cancelled() true, or KeyboardInterrupt from the agent), or the
     connection closed.  record(meta, values) formats and sends one record on
     this worker; values is [(label, obj, error)]."""
-    import builtins
-    import time
     try:
         exprs = _expr_parts(spec.get("expr") or "args,kwargs")
         filt = None
@@ -652,64 +651,58 @@ def watch_run(conn, rid, spec, record, cancelled):
     except WatchError as e:
         return {"ok": False, "message": str(e)}
     w = _Watch(bool(spec.get("before")), bool(spec.get("stack")))
+    try:
+        with observing(conn, rid, "watch", w, targets, spec.get("nested")) as labels:
+            return _watch_loop(w, spec, exprs, filt, matched, labels, record, cancelled)
+    except WatchError as e:   # observe.py could not observe one of them
+        return {"ok": False, "message": str(e)}
+
+
+def _watch_loop(w, spec, exprs, filt, matched, labels, record, cancelled):
+    """watch_run's stream, while w observes: one record per call shown."""
+    import builtins
+    import time
     only_exc, only_ok = spec.get("exception"), spec.get("success")
     limit = spec.get("limit", 10)
     g = {"__builtins__": builtins}
     shown = 0
-    _watches[(conn, rid)] = w
-    nested = spec.get("nested")
-    labels = [t[5] + ("." + nested if nested else "") for t in targets]
-    token = instrument_add(conn, "watch", ", ".join(labels), lambda: _remove(w))
-    try:
-        _install(w, targets, nested)
-        record({"started": True, "matched": matched, "observed": labels}, [])
-        reported_drops = 0
-        while shown < limit:
-            if cancelled() or not w.active:   # not active: `reset` removed it
-                break
-            if not w.queue:
-                time.sleep(0.01)
-                continue
-            label, bound, t0, cost, args, kwargs, ret, exc, stack = w.queue.popleft()
-            if exc is not None and only_ok:
-                continue
-            if exc is None and only_exc and cost is not None:
-                continue
-            target = None
-            if bound and args:
-                target, args = args[0], args[1:]
-            ms = cost / 1e6 if cost is not None else 0.0
-            ns = {"target": target, "return_obj": ret, "cost": ms, "args": args,
-                  "kwargs": kwargs}
-            meta = {"method": label, "time": time.time() - (_ns() - t0) / 1e9,
-                    "cost_ms": ms if cost is not None else None}
-            if exc is not None:
-                meta["exception"] = _describe_exc(exc)
-            if stack is not None:
-                meta["stack"] = [list(s) for s in stack]
-            if w.dropped != reported_drops:
-                meta["dropped"] = w.dropped
-                reported_drops = w.dropped
-            values = []
-            if filt is not None:
-                try:
-                    if not eval(filt, g, dict(ns)):
-                        continue
-                except Exception as e:
-                    values.append(("-f", None, "the filter raised " + _describe_exc(e)))
-            for text, code in exprs:
-                try:
-                    values.append((text, eval(code, g, dict(ns)), None))
-                except Exception as e:
-                    values.append((text, None, "raised " + _describe_exc(e)))
-            shown += 1
-            meta["index"] = shown
-            record(meta, values)
-        return {"ok": True, "shown": shown, "dropped": w.dropped, "matched": matched,
-                "reset": not w.active}
-    except WatchError as e:   # observe.py could not observe one of them
-        return {"ok": False, "message": str(e)}
-    finally:
-        _watches.pop((conn, rid), None)
-        _remove(w)
-        instrument_drop(conn, token)
+    record({"started": True, "matched": matched, "observed": labels}, [])
+    reported_drops = 0
+    for call in observed_calls(w, cancelled, lambda: shown < limit):
+        label, bound, t0, cost, args, kwargs, ret, exc, stack = call
+        if exc is not None and only_ok:
+            continue
+        if exc is None and only_exc and cost is not None:
+            continue
+        target = None
+        if bound and args:
+            target, args = args[0], args[1:]
+        ms = cost / 1e6 if cost is not None else 0.0
+        ns = {"target": target, "return_obj": ret, "cost": ms, "args": args,
+              "kwargs": kwargs}
+        meta = {"method": label, "time": time.time() - (_ns() - t0) / 1e9,
+                "cost_ms": ms if cost is not None else None}
+        if exc is not None:
+            meta["exception"] = _describe_exc(exc)
+        if stack is not None:
+            meta["stack"] = [list(s) for s in stack]
+        if w.dropped != reported_drops:
+            meta["dropped"] = w.dropped
+            reported_drops = w.dropped
+        values = []
+        if filt is not None:
+            try:
+                if not eval(filt, g, dict(ns)):
+                    continue
+            except Exception as e:
+                values.append(("-f", None, "the filter raised " + _describe_exc(e)))
+        for text, code in exprs:
+            try:
+                values.append((text, eval(code, g, dict(ns)), None))
+            except Exception as e:
+                values.append((text, None, "raised " + _describe_exc(e)))
+        shown += 1
+        meta["index"] = shown
+        record(meta, values)
+    return {"ok": True, "shown": shown, "dropped": w.dropped, "matched": matched,
+            "reset": not w.active}

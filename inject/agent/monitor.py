@@ -1,10 +1,11 @@
 # monitor — the Python side of `monitor` and `reset`, compiled into the agent
 # and run in helper.py's namespace (after observe.py).
 #
-# Every instrumentation a client starts (watch, monitor, and tt and trace
-# as they come) registers here under its connection with a remove()
-# callable; `reset` calls them, for this client or, with --all, for every
-# client.  remove() must be idempotent and make its request's worker end.
+# Every instrumentation a client starts (watch, monitor, tt and trace,
+# through observe.py's observing()) registers here under its connection
+# with a remove() callable; `reset` calls them, for this client or, with
+# --all, for every client.  remove() must be idempotent and make its
+# request's worker end.
 #
 # monitor: the calling thread appends (target, cost, failed) to a bounded
 # deque and nothing else; the worker folds them into per-cycle figures
@@ -101,71 +102,66 @@ class _Cycle(object):
         return r
 
 
-def _monitor_hooks(q, index, drops):
-    MAXQ = _MONITOR_QUEUE
+class _Monitor(_Watch):
+    """monitor's observer: the calling thread appends (target index, cost,
+    failed) to w.queue and nothing else."""
+    __slots__ = ("count",)
 
-    def enter(args, kwargs):
-        return _ns()
+    def __init__(self):
+        _Watch.__init__(self, False, False)
+        self.count = 0
 
-    def leave(t0, ret, exc):
-        if len(q) < MAXQ:
-            q.append((index, _ns() - t0, exc is not None))
-        else:
-            drops[0] += 1
-    return enter, leave
+    def make_hooks(self, fn, label, bound):
+        q, index, w = self.queue, self.count, self
+        MAXQ = _MONITOR_QUEUE
+        self.count += 1   # _install asks in the targets' order
+
+        def enter(args, kwargs):
+            return _ns()
+
+        def leave(t0, ret, exc):
+            if len(q) < MAXQ:
+                q.append((index, _ns() - t0, exc is not None))
+            else:
+                w.dropped += 1
+        return enter, leave
 
 
 def monitor_run(conn, rid, spec, record, cancelled):
     """Observe the targets and send one row per target each cycle until -n
     cycles, cancel, reset or the connection's end."""
-    import collections
     import time
     try:
         targets, matched = spec_targets(spec)
     except WatchError as e:
         return {"ok": False, "message": str(e)}
-    nested = spec.get("nested")
-    labels = [t[5] + ("." + nested if nested else "") for t in targets]
     cycle = max(0.1, float(spec.get("cycle", 60)))
     limit = spec.get("limit")
-    q, drops, handles, state = collections.deque(), [0], [], {"active": True}
-
-    def remove():
-        state["active"] = False
-        while handles:
-            try:
-                observe_remove(handles.pop())
-            except BaseException:
-                pass
-    token = instrument_add(conn, "monitor", ", ".join(labels), remove)
+    w = _Monitor()
     shown = 0
     try:
-        for i, t in enumerate(targets):
-            enter, leave = _monitor_hooks(q, i, drops)
-            handles.append(observe_install(t[3], enter, leave, nested))
-        record({"started": True, "matched": matched, "observed": labels, "cycle": cycle}, [])
-        cycles = [_Cycle() for _ in targets]
-        end = time.monotonic() + cycle
-        while state["active"] and not cancelled() and (limit is None or shown < limit):
-            while q:
-                i, cost, failed = q.popleft()
-                cycles[i].add(cost, failed)
-            now = time.monotonic()
-            if now < end:
-                time.sleep(min(0.02, end - now))
-                continue
-            end += cycle
-            shown += 1
-            for label, c in zip(labels, cycles):
-                r = c.row(label, time.time())
-                r["cycle"] = shown
-                if drops[0]:
-                    r["dropped"] = drops[0]
-                record(r, [])
+        with observing(conn, rid, "monitor", w, targets, spec.get("nested")) as labels:
+            record({"started": True, "matched": matched, "observed": labels, "cycle": cycle}, [])
+            q = w.queue
             cycles = [_Cycle() for _ in targets]
-        return {"ok": True, "cycles": shown, "reset": not state["active"]}
+            end = time.monotonic() + cycle
+            while w.active and not cancelled() and (limit is None or shown < limit):
+                while q:
+                    i, cost, failed = q.popleft()
+                    cycles[i].add(cost, failed)
+                now = time.monotonic()
+                if now < end:
+                    time.sleep(min(0.02, end - now))
+                    continue
+                end += cycle
+                shown += 1
+                for label, c in zip(labels, cycles):
+                    r = c.row(label, time.time())
+                    r["cycle"] = shown
+                    if w.dropped:
+                        r["dropped"] = w.dropped
+                    record(r, [])
+                cycles = [_Cycle() for _ in targets]
+            return {"ok": True, "cycles": shown, "reset": not w.active}
     except WatchError as e:
         return {"ok": False, "message": str(e)}
-    finally:
-        remove()
-        instrument_drop(conn, token)

@@ -509,3 +509,60 @@ def spec_targets(spec):
         targets = resolve_targets(spec["module"], spec["targets"])
         return targets, spec.get("matched", len(targets))
     return _resolve(spec["module"], spec.get("class"), spec["method"])
+
+
+# ---- one streaming request's observation, from install to removal -----------
+#
+# watch, trace, tt's recording and monitor all observe their targets for as
+# long as one request streams.  observing() is the only place that installs
+# them, registers them for `reset` and the connection's end (monitor.py's
+# instrument_add) and watch_stop (helper.py's _watches), and removes them on
+# every way out: the end of the with block by return, -n, cancel, `reset`,
+# an error or an interrupt.  Removal runs first and the registrations go
+# after it, so an interrupt that lands in the middle leaves the watch where
+# watch_stop (called again by C after every request) or the connection's
+# end still finds it.
+
+class observing(object):
+    """with observing(conn, rid, kind, w, targets, nested) as labels: w (a
+    _Watch, helper.py) observes every target's code (nested: the function
+    of that name defined in each) for the block; labels name what is
+    observed, as the client shows them.  Raises WatchError on entry when a
+    target cannot be observed, with nothing left installed."""
+
+    def __init__(self, conn, rid, kind, w, targets, nested=None):
+        self.conn, self.rid, self.kind, self.w = conn, rid, kind, w
+        self.targets, self.nested = targets, nested
+        self.labels = [t[5] + ("." + nested if nested else "") for t in targets]
+        self.token = None
+
+    def __enter__(self):
+        w = self.w
+        _watches[(self.conn, self.rid)] = w
+        self.token = instrument_add(self.conn, self.kind, ", ".join(self.labels),
+                                    lambda: _remove(w))
+        try:
+            _install(w, self.targets, self.nested)
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        return self.labels
+
+    def __exit__(self, typ, value, tb):
+        _remove(self.w)
+        _watches.pop((self.conn, self.rid), None)
+        instrument_drop(self.conn, self.token)
+        return False
+
+
+def observed_calls(w, cancelled, more):
+    """The calls w's queue holds, oldest first, while more() is true: ends
+    when the request is cancelled or `reset` removed w (w.active false)."""
+    import time
+    while more():
+        if cancelled() or not w.active:
+            return
+        if not w.queue:
+            time.sleep(0.01)
+            continue
+        yield w.queue.popleft()

@@ -1,8 +1,8 @@
 # tracehelper — the Python side of the agent's `trace` command.
 #
 # Runs in helper.py's namespace (pyside.c compiles both into one dict), so
-# the target is resolved, hooked and unhooked by watch's own _resolve,
-# _install and _remove; this file only brings the observer: enter() hooks
+# the target is resolved as watch's is and hooked and unhooked by
+# observe.py's observing(); this file only brings the observer: enter() hooks
 # the calling thread with trace.c's recorder, leave() unhooks it and queues
 # the finished tree.  The tree is turned into JSON by C on the worker.
 #
@@ -108,22 +108,12 @@ def trace_run(conn, rid, spec, record, cancelled):
                int(float(spec.get("entrance_ms") or 0) * 1e6))
     limit = spec.get("limit", 10)
     shown = 0
-    _watches[(conn, rid)] = w
-    nested = spec.get("nested")
-    labels = [t[5] + ("." + nested if nested else "") for t in targets]
-    token = instrument_add(conn, "trace", ", ".join(labels), lambda: _remove(w))
-    try:
-        _install(w, targets, nested)
+    with observing(conn, rid, "trace", w, targets, spec.get("nested")) as labels:
         record({"started": True, "matched": matched, "observed": labels}, [])
         reported_drops = 0
         reported_filter = None
-        while shown < limit:
-            if cancelled() or not w.active:   # not active: `reset` removed it
-                break
-            if not w.queue:
-                time.sleep(0.01)
-                continue
-            label, t0, cost, rec, exc, tid = w.queue.popleft()
+        for call in observed_calls(w, cancelled, lambda: shown < limit):
+            label, t0, cost, rec, exc, tid = call
             meta = {"method": label, "time": time.time() - (_ns() - t0) / 1e9,
                     "cost_ms": cost / 1e6, "thread": _thread_name(tid)}
             if exc is not None:
@@ -139,7 +129,3 @@ def trace_run(conn, rid, spec, record, cancelled):
             record(meta, rec)
         return {"ok": True, "shown": shown, "dropped": w.dropped, "matched": matched,
                 "filter_error": w.filter_error, "reset": not w.active}
-    finally:
-        instrument_drop(conn, token)
-        _watches.pop((conn, rid), None)
-        _remove(w)

@@ -1,9 +1,9 @@
 # tthelper — `tt`, the time tunnel: record calls, then list, inspect,
 # evaluate, search, delete and replay them.  Compiled by pyside.c into
 # helper.py's namespace, after helper.py: a recording IS a watch (_Watch,
-# _resolve, _install, _remove, _watches, unchanged), so it is removed
-# exactly when a watch is (-n, cancel, disconnect, SIGKILL of the client,
-# reset), and only its consumer differs: records go to a store instead of
+# resolved as watch's and observed through observe.py's observing()), so it
+# is removed exactly when a watch is (-n, cancel, disconnect, SIGKILL of the
+# client, reset), and only its consumer differs: records go to a store instead of
 # the client.  helper.py's rules hold here too (never raise into the
 # application, never import threading or asyncio, never print).
 #
@@ -296,24 +296,14 @@ def _tt_record(conn, rid, spec, record, cancelled):
     limit = spec.get("limit", 50)
     g = {"__builtins__": builtins}
     stored = filter_errors = reported_drops = 0
-    _watches[(conn, rid)] = w
-    nested = spec.get("nested")
-    labels = [t[5] + ("." + nested if nested else "") for t in targets]
-    token = instrument_add(conn, "tt", ", ".join(labels), lambda: _remove(w))
-    try:
-        _install(w, targets, nested)
+    with observing(conn, rid, "tt", w, targets, spec.get("nested")) as labels:
         start = {"started": True, "matched": matched, "observed": labels,
                  "store": store.info()}
         if ev:
             start["evicted"] = ev
         record(start, [])
-        while stored < limit:
-            if cancelled() or not w.active:   # not active: `reset` removed it
-                break
-            if not w.queue:
-                time.sleep(0.01)
-                continue
-            (label, bound, t0, cost, args, kwargs, ret, exc, _), ident, fp = w.queue.popleft()
+        for call in observed_calls(w, cancelled, lambda: stored < limit):
+            (label, bound, t0, cost, args, kwargs, ret, exc, _), ident, fp = call
             wall = time.time() - (_ns() - t0) / 1e9
             r = _tt_new(label, where.get(label), bound, args, kwargs, ret, exc, cost / 1e6,
                         wall, ident, _tt_thread_name(ident), fp)
@@ -338,10 +328,6 @@ def _tt_record(conn, rid, spec, record, cancelled):
             record(meta, [])
         return {"ok": True, "recorded": stored, "dropped": w.dropped,
                 "filter_errors": filter_errors, "store": store.info(), "reset": not w.active}
-    finally:
-        instrument_drop(conn, token)
-        _watches.pop((conn, rid), None)
-        _remove(w)
 
 
 def _tt_get(spec):
