@@ -17,6 +17,7 @@ import time
 import pytest
 
 from conftest import AGENT_TESTS, BINARY, EXIT_OK, EXIT_OTHER, EXIT_USAGE
+from test_watch import observing
 
 TT_TARGET = os.path.join(AGENT_TESTS, "targets", "tt_target.py")
 ROW = re.compile(r"^(\d{4,})\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3}\s+(\d+\.\d{3})\s+"
@@ -198,10 +199,10 @@ def start_tt(pid, command):
     return proc
 
 
-def test_tt_hooks_end_with_the_client_and_the_store_stays(profiler, target):
+def test_tt_hooks_end_with_the_client_and_the_store_stays(profiler, target, python):
     pid = target.pid
     proc = start_tt(pid, "tt -t __main__ A func -n 1000000")
-    assert inside(profiler, pid, "__main__.hooks_left()") == "['A.func']"
+    assert inside(profiler, pid, "__main__.hooks_left()") == observing(python, "A.func")
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=10)
     assert proc.returncode == EXIT_OK, err

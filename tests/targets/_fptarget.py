@@ -165,3 +165,75 @@ def announce_when_parked(spots, extra_check=None):
     thread = threading.Thread(target=announcer, name="fp-ready", daemon=True)
     thread.start()
     return thread
+
+
+# ---- what an observation may leave behind ------------------------------------
+#
+# The agent's watch, trace, tt and monitor observe a function at its code
+# (a __code__ swap before 3.12, a sys.monitoring tool id and local events
+# since) and must leave nothing when they end.  A target takes a snapshot
+# at start, before any agent is loaded, and a test asks hooks_left() from
+# inside afterwards.
+
+def _code_of(obj):
+    return getattr(getattr(obj, "__func__", obj), "__code__", None)
+
+
+def _lookup(namespace, name):
+    """namespace's "name", or for "json.dumps" / "Calc.mul" the attribute
+    as its module or class stores it (a class's own __dict__ entry: the
+    staticmethod, not the function it holds)."""
+    head, _, rest = name.partition(".")
+    obj = namespace.get(head)
+    for part in rest.split(".") if rest else ():
+        d = getattr(obj, "__dict__", {})
+        obj = d.get(part) if isinstance(obj, type) else getattr(obj, part, None)
+    return obj
+
+
+def hooks_snapshot(namespace, names, classes=()):
+    """The originals hooks_left compares with: the objects named in names
+    (see _lookup) and every attribute of the classes named in classes,
+    their code objects and those of the functions they wrap (decorators'
+    __wrapped__), the class dictionaries' keys and the sys.monitoring tool
+    ids the program holds itself."""
+    objects = dict((n, _lookup(namespace, n)) for n in names)
+    for c in classes:
+        for k, v in vars(namespace[c]).items():
+            objects[c + "." + k] = v
+    codes = {}
+    for n, obj in objects.items():
+        if _code_of(obj) is not None:
+            codes[n] = _code_of(obj)
+        inner = getattr(getattr(obj, "__func__", obj), "__wrapped__", None)
+        if _code_of(inner) is not None:
+            codes[n + ".__wrapped__"] = _code_of(inner)
+    mon = getattr(sys, "monitoring", None)
+    tools = dict((t, mon.get_tool(t)) for t in range(6)) if mon else {}
+    return {"objects": objects, "codes": codes, "tools": tools,
+            "classes": dict((c, set(vars(namespace[c]))) for c in classes)}
+
+
+def hooks_left(namespace, originals):
+    """What an observation left, against hooks_snapshot's originals: names
+    whose attribute is not the very object it was at start, class
+    attributes added, "code NAME" for each function whose code is not the
+    original, "tool T=WHO" for a sys.monitoring tool id held by anyone but
+    the program and "lost tool T" for one of the program's that changed."""
+    left = [n for n, obj in originals["objects"].items() if _lookup(namespace, n) is not obj]
+    for c, keys in originals["classes"].items():
+        left += [c + "." + k for k in vars(namespace[c]) if k not in keys]
+    for n, code in originals["codes"].items():
+        obj = originals["objects"][n.replace(".__wrapped__", "")]
+        if n.endswith(".__wrapped__"):
+            obj = getattr(obj, "__func__", obj).__wrapped__
+        if _code_of(obj) is not code:
+            left.append("code " + n)
+    mon = getattr(sys, "monitoring", None)
+    for t, who in originals["tools"].items():
+        now = mon.get_tool(t)
+        if who is None and now is not None:
+            left.append("tool %d=%s" % (t, now))
+        elif who is not None and now != who:
+            left.append("lost tool %d" % t)
+    return left

@@ -15,7 +15,8 @@ import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "targets"))
-from _fptarget import Spot, announce_when_parked  # noqa: E402
+from _fptarget import Spot, announce_when_parked, hooks_snapshot  # noqa: E402
+from _fptarget import hooks_left as _hooks_left  # noqa: E402
 
 PAYLOAD = {"a": [1, 2, 3], "b": {"c": "d"}}
 EXPECTED = json.dumps(PAYLOAD)
@@ -64,16 +65,11 @@ def long_call():
     STATE["in_long"] = False
 
 
-ORIGINALS = {"func": func, "slowish": slowish, "long_call": long_call}
-JSON_DUMPS = json.dumps
+ORIGINALS = hooks_snapshot(globals(), ["func", "slowish", "long_call", "json.dumps"])
 
 
 def hooks_left():
-    g = globals()
-    left = [n for n, f in ORIGINALS.items() if g[n] is not f]
-    if json.dumps is not JSON_DUMPS:
-        left.append("json.dumps")
-    return left
+    return _hooks_left(globals(), ORIGINALS)
 
 
 def seen_hooks():

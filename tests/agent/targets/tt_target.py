@@ -15,7 +15,8 @@ import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "targets"))
-from _fptarget import Spot, announce_when_parked  # noqa: E402
+from _fptarget import Spot, announce_when_parked, hooks_snapshot  # noqa: E402
+from _fptarget import hooks_left as _hooks_left  # noqa: E402
 
 counts = {}
 KEPT = []
@@ -63,34 +64,13 @@ def keep(items):
     return len(items)
 
 
-ORIGINALS = {"func": func, "boom": boom, "acoro": acoro, "big": big, "keep": keep}
-ORIGINAL_A = dict(A.__dict__)
-
-
-ORIGINAL_CODES = dict([(n, f.__code__) for n, f in ORIGINALS.items()] +
-                      [("A.func", A.func.__code__)])
-
-
-def _observed(name, fn):
-    """fn observed at its code: its __code__ swapped (3.8-3.11), or local
-    sys.monitoring events on it under some tool (3.12+)."""
-    code = fn.__code__
-    if code is not ORIGINAL_CODES[name]:
-        return True
-    mon = getattr(sys, "monitoring", None)
-    return mon is not None and any(mon.get_tool(t) is not None and mon.get_local_events(t, code)
-                                   for t in range(6))
+ORIGINALS = hooks_snapshot(globals(), ["func", "boom", "acoro", "big", "keep"], ["A"])
 
 
 def hooks_left():
     """Names whose attribute is no longer the very object it was at start,
-    or whose code is observed."""
-    g = globals()
-    left = [n for n, f in ORIGINALS.items() if g[n] is not f or _observed(n, f)]
-    left += ["A." + n for n, f in ORIGINAL_A.items() if A.__dict__.get(n) is not f]
-    if "A.func" not in left and _observed("A.func", A.func):
-        left.append("A.func")
-    return left
+    or whose code is observed (_fptarget.hooks_left)."""
+    return _hooks_left(globals(), ORIGINALS)
 
 
 def drive():

@@ -17,7 +17,8 @@ import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "targets"))
-from _fptarget import Spot, announce_when_parked  # noqa: E402
+from _fptarget import Spot, announce_when_parked, hooks_snapshot  # noqa: E402
+from _fptarget import hooks_left as _hooks_left  # noqa: E402
 
 
 def add(a, b):
@@ -91,51 +92,24 @@ def decorated(x):
 
 
 CALC = Calc()
-ORIGINALS = {"add": add, "maybe_fail": maybe_fail, "mutate": mutate, "huge": huge,
-             "acoro": acoro, "gen": gen, "outer": outer, "decorated": decorated, "hit": hit}
-ORIGINAL_CLASS = dict(Calc.__dict__)
-# References taken before any watch: a stored callback, a bound method, a
-# partial.  Observation must see calls made through them too.
-# Nothing calls hit or Calc.tick by its name.
-CALLBACKS = {"hit": hit, "bound": CALC.tick, "partial": functools.partial(hit, via="partial")}
 # Tool ids this program holds itself (FP_TAKE_TOOLS="0,1,..."): a watch must
 # take another one and leave these alone.
 TAKEN = [int(t) for t in os.environ.get("FP_TAKE_TOOLS", "").split(",") if t]
 for _t in TAKEN:
     sys.monitoring.use_tool_id(_t, "program-%d" % _t)
-
-
-def _codes():
-    out = {}
-    for n, f in ORIGINALS.items():
-        out[n] = f.__code__
-    out["decorated.__wrapped__"] = decorated.__wrapped__.__code__
-    for n, f in ORIGINAL_CLASS.items():
-        f = getattr(f, "__func__", f)
-        if hasattr(f, "__code__"):
-            out["Calc." + n] = f.__code__
-    return out
-
-
-ORIGINAL_CODES = _codes()
+ORIGINALS = hooks_snapshot(globals(), ["add", "maybe_fail", "mutate", "huge", "acoro", "gen",
+                                       "outer", "decorated", "hit"], ["Calc"])
+# References taken before any watch: a stored callback, a bound method, a
+# partial.  Observation must see calls made through them too.
+# Nothing calls hit or Calc.tick by its name.
+CALLBACKS = {"hit": hit, "bound": CALC.tick, "partial": functools.partial(hit, via="partial")}
 
 
 def hooks_left():
-    """What a watch may have left: attributes or code objects that are not
-    the very objects they were at start, sys.monitoring tool ids held by
-    anyone but this program."""
-    g = globals()
-    left = [n for n, f in ORIGINALS.items() if g[n] is not f]
-    left += ["Calc." + n for n, f in ORIGINAL_CLASS.items() if Calc.__dict__.get(n) is not f]
-    left += ["Calc." + n for n in Calc.__dict__ if n not in ORIGINAL_CLASS]
-    codes = _codes()
-    left += ["code " + n for n, c in ORIGINAL_CODES.items() if codes.get(n) is not c]
-    if hasattr(sys, "monitoring"):
-        left += ["tool %d=%s" % (t, sys.monitoring.get_tool(t)) for t in range(6)
-                 if t not in TAKEN and sys.monitoring.get_tool(t) is not None]
-        left += ["lost tool %d" % t for t in TAKEN
-                 if sys.monitoring.get_tool(t) != "program-%d" % t]
-    return left
+    """What a watch may have left (_fptarget.hooks_left): attributes or code
+    objects that are not the very objects they were at start, sys.monitoring
+    tool ids held by anyone but this program."""
+    return _hooks_left(globals(), ORIGINALS)
 
 
 def drive():
