@@ -28,6 +28,35 @@
 /* For the parsers (core/model_*.c): a field's text, "" or NULL when absent. */
 char *model_text(json_t *o, const char *key);
 char *model_text_or_null(json_t *o, const char *key);
+/* A field's integer; dflt when absent or not an integer. */
+long long model_int(json_t *o, const char *key, long long dflt);
+/* The strings of a JSON array (others skipped), NULL-terminated; *n: how many. */
+char **model_strings(json_t *array, size_t *n);
+
+/*
+ * The flat fields of an answer, read by a table: each key into the member
+ * at offset, by kind; absent or mistyped, the kind's empty value.
+ */
+enum model_kind {
+	MODEL_TEXT,		/* char *: "" when absent */
+	MODEL_TEXT_OR_NULL,	/* char *: NULL when absent */
+	MODEL_INT,		/* long long: an integer, else 0 */
+	MODEL_COUNT,		/* long long: an integer above 0, else 0 */
+	MODEL_NUM,		/* double: a number, else 0.0 */
+	MODEL_BOOL,		/* bool: JSON true */
+};
+
+struct model_field {
+	const char *key;
+	enum model_kind kind;
+	size_t offset;
+};
+
+#define MODEL_FIELD(type, member, kind) { #member, (kind), offsetof(type, member) }
+#define MODEL_FIELD_AS(type, member, key, kind) { (key), (kind), offsetof(type, member) }
+#define MODEL_NFIELDS(table) (sizeof (table) / sizeof (table)[0])
+
+void model_fields_read(json_t *o, const struct model_field *fields, size_t n, void *out);
 
 /* ---- value trees (doc/protocol.md "Values") -------------------------------- */
 

@@ -12,52 +12,32 @@
 #include "core/model.h"
 #include "core/termsafe.h"
 
-static double
-num(json_t *o, const char *key)
-{
-	json_t *v = json_object_get(o, key);
+#define M(member, kind) MODEL_FIELD(struct monitor_row, member, kind)
 
-	return json_is_number(v) ? json_number_value(v) : 0.0;
-}
+static const struct model_field start_fields[] = {
+	M(matched, MODEL_COUNT),
+	MODEL_FIELD_AS(struct monitor_row, cycle_s, "cycle", MODEL_NUM),
+};
 
-static long long
-count(json_t *o, const char *key)
-{
-	json_t *v = json_object_get(o, key);
-
-	return json_is_integer(v) && json_integer_value(v) > 0 ? json_integer_value(v) : 0;
-}
+static const struct model_field row_fields[] = {
+	M(method, MODEL_TEXT), M(time, MODEL_NUM), M(cycle, MODEL_COUNT),
+	M(calls, MODEL_COUNT), M(success, MODEL_COUNT), M(failed, MODEL_COUNT),
+	M(dropped, MODEL_COUNT), M(fail_rate, MODEL_NUM), M(avg_ms, MODEL_NUM),
+	M(min_ms, MODEL_NUM), M(max_ms, MODEL_NUM), M(p99_ms, MODEL_NUM),
+};
 
 void
 monitor_row_parse(json_t *data, struct monitor_row *m)
 {
-	json_t *obs = json_object_get(data, "observed"), *v;
-	size_t i;
-
 	memset(m, 0, sizeof *m);
 	m->started = json_is_true(json_object_get(data, "started"));
 	if (m->started) {
-		m->observed = xcalloc(json_array_size(obs) + 1, sizeof *m->observed);
-		json_array_foreach(obs, i, v)
-			if (json_is_string(v))
-				m->observed[m->nobserved++] = xstrdup(json_string_value(v));
-		m->matched = count(data, "matched");
-		m->cycle_s = num(data, "cycle");
+		m->observed = model_strings(json_object_get(data, "observed"), &m->nobserved);
+		model_fields_read(data, start_fields, MODEL_NFIELDS(start_fields), m);
 		return;
 	}
-	m->method = model_text(data, "method");
-	m->time = num(data, "time");
-	m->cycle = count(data, "cycle");
-	m->calls = count(data, "calls");
-	m->success = count(data, "success");
-	m->failed = count(data, "failed");
-	m->dropped = count(data, "dropped");
-	m->fail_rate = num(data, "fail_rate");
+	model_fields_read(data, row_fields, MODEL_NFIELDS(row_fields), m);
 	m->has_cost = json_is_number(json_object_get(data, "avg_ms"));
-	m->avg_ms = num(data, "avg_ms");
-	m->min_ms = num(data, "min_ms");
-	m->max_ms = num(data, "max_ms");
-	m->p99_ms = num(data, "p99_ms");
 }
 
 void

@@ -13,13 +13,22 @@
 
 #define TRACE_MAX_LEVELS 300	/* the agent records at most 256 levels */
 
-static long long
-int_of(json_t *o, const char *key)
-{
-	json_t *v = json_object_get(o, key);
+#define N(member, kind) MODEL_FIELD(struct trace_node, member, kind)
 
-	return json_is_integer(v) ? json_integer_value(v) : 0;
-}
+static const struct model_field node_fields[] = {
+	N(name, MODEL_TEXT), N(file, MODEL_TEXT_OR_NULL), N(line, MODEL_INT),
+	N(def_line, MODEL_INT), N(count, MODEL_INT), N(total_ns, MODEL_INT),
+	N(min_ns, MODEL_INT), N(max_ns, MODEL_INT), N(hidden, MODEL_INT),
+	N(hidden_ns, MODEL_INT), N(c, MODEL_BOOL),
+};
+
+#define T(member, kind) MODEL_FIELD(struct trace_record, member, kind)
+
+static const struct model_field record_fields[] = {
+	T(index, MODEL_INT), T(method, MODEL_TEXT), T(thread, MODEL_TEXT),
+	T(exception, MODEL_TEXT_OR_NULL), T(filter_error, MODEL_TEXT_OR_NULL),
+	T(time, MODEL_NUM), T(cost_ms, MODEL_NUM),
+};
 
 static void
 node_parse(json_t *o, struct trace_node *n, int level)
@@ -28,17 +37,7 @@ node_parse(json_t *o, struct trace_node *n, int level)
 	size_t i;
 
 	memset(n, 0, sizeof *n);
-	n->name = model_text(o, "name");
-	n->file = model_text_or_null(o, "file");
-	n->line = int_of(o, "line");
-	n->def_line = int_of(o, "def_line");
-	n->count = int_of(o, "count");
-	n->total_ns = int_of(o, "total_ns");
-	n->min_ns = int_of(o, "min_ns");
-	n->max_ns = int_of(o, "max_ns");
-	n->hidden = int_of(o, "hidden");
-	n->hidden_ns = int_of(o, "hidden_ns");
-	n->c = json_is_true(json_object_get(o, "c"));
+	model_fields_read(o, node_fields, MODEL_NFIELDS(node_fields), n);
 	if (!json_is_array(kids) || json_array_size(kids) == 0 || level >= TRACE_MAX_LEVELS)
 		return;
 	n->children = xcalloc(json_array_size(kids), sizeof *n->children);
@@ -62,32 +61,21 @@ node_clear(struct trace_node *n)
 void
 trace_record_parse(json_t *data, struct trace_record *t)
 {
-	json_t *v, *tree = json_object_get(data, "tree");
-	size_t i;
+	json_t *tree = json_object_get(data, "tree");
 
 	memset(t, 0, sizeof *t);
 	t->dropped = -1;
 	if (json_is_true(json_object_get(data, "started"))) {
 		t->started = true;
-		t->matched = int_of(data, "matched");
-		t->observed = xcalloc(json_array_size(json_object_get(data, "observed")) + 1,
-		    sizeof *t->observed);
-		json_array_foreach(json_object_get(data, "observed"), i, v)
-			if (json_is_string(v))
-				t->observed[t->nobserved++] = xstrdup(json_string_value(v));
+		t->matched = model_int(data, "matched", 0);
+		t->observed = model_strings(json_object_get(data, "observed"), &t->nobserved);
 		return;
 	}
-	t->index = int_of(data, "index");
-	t->method = model_text(data, "method");
-	t->thread = model_text(data, "thread");
-	t->exception = model_text_or_null(data, "exception");
-	t->filter_error = model_text_or_null(data, "filter_error");
-	t->time = json_number_value(json_object_get(data, "time"));
-	t->cost_ms = json_number_value(json_object_get(data, "cost_ms"));
+	model_fields_read(data, record_fields, MODEL_NFIELDS(record_fields), t);
 	if (json_is_integer(json_object_get(data, "dropped")))
 		t->dropped = json_integer_value(json_object_get(data, "dropped"));
 	if (json_is_object(tree)) {
-		t->unrecorded = int_of(tree, "unrecorded");
+		t->unrecorded = model_int(tree, "unrecorded", 0);
 		t->root = xcalloc(1, sizeof *t->root);
 		node_parse(tree, t->root, 0);
 	}

@@ -12,35 +12,30 @@
 
 #include "core/util.h"
 
-static long long
-int_of(json_t *o, const char *key, long long dflt)
-{
-	json_t *v = json_object_get(o, key);
+#define S(member) MODEL_FIELD(struct tt_store_info, member, MODEL_INT)
 
-	return json_is_integer(v) ? json_integer_value(v) : dflt;
-}
+static const struct model_field store_fields[] = {
+	S(records), S(bytes), S(max_records), S(max_bytes), S(evicted),
+};
 
 void
 tt_store_parse(json_t *data, struct tt_store_info *s)
 {
-	s->records = int_of(data, "records", 0);
-	s->bytes = int_of(data, "bytes", 0);
-	s->max_records = int_of(data, "max_records", 0);
-	s->max_bytes = int_of(data, "max_bytes", 0);
-	s->evicted = int_of(data, "evicted", 0);
+	model_fields_read(data, store_fields, MODEL_NFIELDS(store_fields), s);
 }
+
+#define R(member, kind) MODEL_FIELD(struct tt_row, member, kind)
+
+static const struct model_field row_fields[] = {
+	R(index, MODEL_INT), R(method, MODEL_TEXT), R(time, MODEL_NUM), R(cost_ms, MODEL_NUM),
+	R(thread, MODEL_TEXT), R(exception, MODEL_TEXT_OR_NULL), R(replay_of, MODEL_INT),
+	R(size, MODEL_INT),
+};
 
 static void
 row_parse(json_t *o, struct tt_row *r)
 {
-	r->index = int_of(o, "index", 0);
-	r->method = model_text(o, "method");
-	r->time = json_number_value(json_object_get(o, "time"));
-	r->cost_ms = json_number_value(json_object_get(o, "cost_ms"));
-	r->thread = model_text(o, "thread");
-	r->exception = model_text_or_null(o, "exception");
-	r->replay_of = int_of(o, "replay_of", 0);
-	r->size = int_of(o, "size", 0);
+	model_fields_read(o, row_fields, MODEL_NFIELDS(row_fields), r);
 }
 
 static void
@@ -67,13 +62,13 @@ tt_event_parse(json_t *data, struct tt_event *e)
 	if ((e->has_store = json_is_object(store)))
 		tt_store_parse(store, &e->store);
 	if (json_is_object(ev)) {
-		e->evicted = int_of(ev, "count", 0);
-		e->evicted_first = int_of(ev, "first", 0);
-		e->evicted_last = int_of(ev, "last", 0);
+		e->evicted = model_int(ev, "count", 0);
+		e->evicted_first = model_int(ev, "first", 0);
+		e->evicted_last = model_int(ev, "last", 0);
 	}
-	e->dropped = int_of(data, "dropped", -1);
+	e->dropped = model_int(data, "dropped", -1);
 	e->mutated = json_is_true(json_object_get(data, "mutated"));
-	e->replay = int_of(data, "replay", 0);
+	e->replay = model_int(data, "replay", 0);
 }
 
 void
@@ -95,16 +90,16 @@ tt_list_parse(json_t *data, struct tt_list *l)
 	l->rows = xcalloc(json_array_size(rows) + 1, sizeof *l->rows);
 	json_array_foreach(rows, i, v)
 		row_parse(v, &l->rows[l->nrows++]);
-	l->matched = int_of(data, "matched", (long long)l->nrows);
+	l->matched = model_int(data, "matched", (long long)l->nrows);
 	tt_store_parse(json_object_get(data, "store"), &l->store);
 	l->searched = json_is_array(errs);
 	l->errors = xcalloc(json_array_size(errs) + 1, sizeof *l->errors);
 	l->error_index = xcalloc(json_array_size(errs) + 1, sizeof *l->error_index);
 	json_array_foreach(errs, i, v) {
-		l->error_index[l->nerrors] = int_of(v, "index", 0);
+		l->error_index[l->nerrors] = model_int(v, "index", 0);
 		l->errors[l->nerrors++] = model_text(v, "error");
 	}
-	l->error_count = int_of(data, "error_count", (long long)l->nerrors);
+	l->error_count = model_int(data, "error_count", (long long)l->nerrors);
 }
 
 void

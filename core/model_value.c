@@ -7,22 +7,6 @@
 
 #include "core/util.h"
 
-char *
-model_text(json_t *o, const char *key)
-{
-	const char *s = json_string_value(json_object_get(o, key));
-
-	return xstrdup(s ? s : "");
-}
-
-char *
-model_text_or_null(json_t *o, const char *key)
-{
-	const char *s = json_string_value(json_object_get(o, key));
-
-	return s ? xstrdup(s) : NULL;
-}
-
 /* A count the agent sent; negative or missing is `none`. */
 static long long
 count(json_t *o, const char *key, long long none)

@@ -56,19 +56,14 @@ parse_stack(json_t *arr, struct watch_record *w)
 void
 watch_record_parse(json_t *data, struct watch_record *w)
 {
-	json_t *v, *cost = json_object_get(data, "cost_ms");
-	size_t i;
+	json_t *cost = json_object_get(data, "cost_ms");
 
 	memset(w, 0, sizeof *w);
 	w->dropped = -1;
 	if (json_is_true(json_object_get(data, "started"))) {
 		w->started = true;
 		w->matched = json_integer_value(json_object_get(data, "matched"));
-		w->observed = xcalloc(json_array_size(json_object_get(data, "observed")) + 1,
-		    sizeof *w->observed);
-		json_array_foreach(json_object_get(data, "observed"), i, v)
-			if (json_is_string(v))
-				w->observed[w->nobserved++] = xstrdup(json_string_value(v));
+		w->observed = model_strings(json_object_get(data, "observed"), &w->nobserved);
 		return;
 	}
 	w->index = json_integer_value(json_object_get(data, "index"));
