@@ -90,7 +90,7 @@ command_split(const char *line, char ***wordsp, size_t *np, char **cause)
 		if (c == '\0') {
 			if (quote) {
 				sbuf_free(&w);
-				command_words_free(words, n);
+				strv_free(words, n);
 				return fail(cause, FP_EUSAGE, "unterminated %c quote", quote);
 			}
 			break;
@@ -136,16 +136,6 @@ command_split(const char *line, char ***wordsp, size_t *np, char **cause)
 	*wordsp = words;
 	*np = n;
 	return FP_OK;
-}
-
-void
-command_words_free(char **words, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		free(words[i]);
-	free(words);
 }
 
 static size_t
@@ -327,7 +317,7 @@ command_of_line(const char *line)
 	for (i = 0; n > 0 && i < command_table_size && spec == NULL; i++)
 		if (named(command_table[i], words[0]))
 			spec = command_table[i];
-	command_words_free(words, n);
+	strv_free(words, n);
 	return spec;
 }
 
@@ -684,7 +674,7 @@ command_parse(const char *line, struct cmd_request **reqp, char **cause)
 	if ((rc = command_split(line, &words, &n, cause)) != FP_OK)
 		return rc;
 	if (n == 0) {
-		command_words_free(words, n);
+		strv_free(words, n);
 		return FP_OK;
 	}
 	for (i = 0; i < command_table_size && spec == NULL; i++)
@@ -695,14 +685,14 @@ command_parse(const char *line, struct cmd_request **reqp, char **cause)
 	else if (spec->nsubs > 0)
 		rc = pick_sub(&spec, words, n, cause);
 	if (rc != FP_OK) {
-		command_words_free(words, n);
+		strv_free(words, n);
 		return rc;
 	}
 	req = xcalloc(1, sizeof *req);
 	req->spec = spec;
 	if ((rc = collect(req, words, n, strchr(spec->name, ' ') ? 2 : 1, cause)) == FP_OK)
 		rc = check_request(req, cause);
-	command_words_free(words, n);
+	strv_free(words, n);
 	if (rc != FP_OK) {
 		command_request_free(req);
 		return rc;

@@ -125,7 +125,6 @@ struct cmd_request {
 
 /* Split a line like a shell: quotes, backslashes.  Returns an fp_status. */
 int command_split(const char *line, char ***words, size_t *n, char **cause);
-void command_words_free(char **words, size_t n);
 
 /*
  * Parse one command line: the command, its subcommand, options and their

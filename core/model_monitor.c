@@ -43,11 +43,7 @@ monitor_row_parse(json_t *data, struct monitor_row *m)
 void
 monitor_row_clear(struct monitor_row *m)
 {
-	size_t i;
-
-	for (i = 0; i < m->nobserved; i++)
-		free(m->observed[i]);
-	free(m->observed);
+	strv_free(m->observed, m->nobserved);
 	free(m->method);
 	memset(m, 0, sizeof *m);
 }

@@ -84,11 +84,7 @@ trace_record_parse(json_t *data, struct trace_record *t)
 void
 trace_record_clear(struct trace_record *t)
 {
-	size_t i;
-
-	for (i = 0; i < t->nobserved; i++)
-		free(t->observed[i]);
-	free(t->observed);
+	strv_free(t->observed, t->nobserved);
 	free(t->method);
 	free(t->thread);
 	free(t->exception);

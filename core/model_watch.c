@@ -83,9 +83,7 @@ watch_record_clear(struct watch_record *w)
 {
 	size_t i;
 
-	for (i = 0; i < w->nobserved; i++)
-		free(w->observed[i]);
-	free(w->observed);
+	strv_free(w->observed, w->nobserved);
 	free(w->method);
 	free(w->exception);
 	for (i = 0; i < w->nstack; i++) {

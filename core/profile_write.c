@@ -32,16 +32,6 @@ labels(const struct profile *p, bool collapsed)
 	return l;
 }
 
-static void
-labels_free(char **l, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		free(l[i]);
-	free(l);
-}
-
 static int
 stream_status(FILE *f)
 {
@@ -115,7 +105,7 @@ profile_write_collapsed(const struct profile *p, FILE *f)
 	struct collapsed_ctx c = { f, labels(p, true) };
 
 	visit(p, collapsed_one, &c);
-	labels_free(c.labels, p->nframes);
+	strv_free(c.labels, p->nframes);
 	return stream_status(f);
 }
 
@@ -290,7 +280,7 @@ profile_write_text(const struct profile *p, FILE *f, unsigned max_rows)
 		shown++;
 	}
 	fprintf(f, "%llu samples\n", (unsigned long long)p->nodes[0].total);
-	labels_free(l, p->nframes);
+	strv_free(l, p->nframes);
 	free(c.rows);
 	return stream_status(f);
 }

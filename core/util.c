@@ -163,6 +163,16 @@ sbuf_free(struct sbuf *b)
 	b->len = b->alloc = 0;
 }
 
+void
+strv_free(char **v, size_t n)
+{
+	size_t i;
+
+	for (i = 0; v != NULL && i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
 char *
 read_file_str(const char *path, size_t *lenp)
 {

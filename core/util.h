@@ -66,6 +66,9 @@ void sbuf_addf(struct sbuf *b, const char *fmt, ...) __attribute__((format(print
 char *sbuf_steal(struct sbuf *b);	/* returns the string (never NULL); b is emptied */
 void sbuf_free(struct sbuf *b);
 
+/* Free the n strings of v and v (a vector of malloc'd strings; NULL: nothing). */
+void strv_free(char **v, size_t n);
+
 /* Read a whole small file (e.g. under /proc); NULL with errno on failure. */
 char *read_file_str(const char *path, size_t *len);
 

@@ -426,7 +426,7 @@ complete_names(struct cands *cs, const struct cmd_spec *spec, char **pos, size_t
 	}
 	for (i = 0; i < n; i++)
 		cand(cs, names[i], prefix);
-	command_words_free(names, n);
+	strv_free(names, n);
 	if (cs->n == 0)
 		*note = xasprintf("no %s starting with '%s'", kind == NAMES_MODULES ? "imported module" :
 		    kind == NAMES_CLASSES ? "class" : "name", prefix);
@@ -461,7 +461,7 @@ complete_value(struct cands *cs, enum cmd_kind kind, const char *const *choices,
 		words = theme_list(&n);
 		for (i = 0; i < n; i++)
 			cand(cs, words[i], prefix);
-		command_words_free(words, n);
+		strv_free(words, n);
 		break;
 	default:
 		break;

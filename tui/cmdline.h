@@ -57,7 +57,7 @@ void history_close(struct history *h);
 /*
  * Names that only the process knows (module, class, attribute), for the
  * positions of commands like `getglobal module [class] field`.  names()
- * returns a malloc'd array (free with command_words_free) of the names
+ * returns a malloc'd array (free with strv_free) of the names
  * starting with `prefix`, or NULL with *cause (malloc'd) when it cannot
  * (NULL *cause: the agent is not attached).
  */
@@ -79,7 +79,7 @@ struct cmdline_namer {
  * (choices, commands, themes) and, through `namer` (may be NULL), names in
  * the process.  Applies a unique completion or the longest common prefix.
  * Returns the candidates (NULL-terminated, malloc'd, for a menu; free with
- * command_words_free) and their number in *n.  *note gets a malloc'd
+ * strv_free) and their number in *n.  *note gets a malloc'd
  * sentence when nothing can be completed for a reason the user should see
  * (e.g. names need the agent), else NULL.
  */

@@ -141,7 +141,7 @@ cmd_theme(void *ctx, const struct cmd_request *req, struct sbuf *out, char **cau
 		sbuf_addf(&s, "%s%s", i ? " " : "", names[i]);
 	tui_status(ctx, false, "themes: %s", s.s ? s.s : "");
 	sbuf_free(&s);
-	command_words_free(names, n);
+	strv_free(names, n);
 	return FP_OK;
 }
 

@@ -215,7 +215,7 @@ tty_complete(struct term *t, struct cmdline *c)
 		tput(t, "\r\n");
 		t->shown = 0;
 	}
-	command_words_free(cands, n2);
+	strv_free(cands, n2);
 	free(note);
 }
 

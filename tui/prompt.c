@@ -266,7 +266,7 @@ complete(struct tui *t)
 		bars_menu_set(xasprintf(" %s", note));
 	}
 	free(note);
-	command_words_free(cands, n);
+	strv_free(cands, n);
 }
 
 void

@@ -336,9 +336,7 @@ user_theme_path(const char *name)
 		else
 			free(p);
 	}
-	for (i = 0; i < n; i++)
-		free(dirs[i]);
-	free(dirs);
+	strv_free(dirs, n);
 	return path;
 }
 
@@ -415,9 +413,7 @@ theme_list(size_t *np)
 		}
 		closedir(d);
 	}
-	for (i = 0; i < ndirs; i++)
-		free(dirs[i]);
-	free(dirs);
+	strv_free(dirs, ndirs);
 	qsort(names, n, sizeof *names, cmp_str);
 	for (i = j = 0; i < n; i++) {
 		if (j > 0 && strcmp(names[j - 1], names[i]) == 0)

@@ -98,7 +98,7 @@ splits(const char *line, const char *want)
 	for (i = 0; i < n; i++)
 		sbuf_addf(&s, "%s%s", i ? "|" : "", words[i]);
 	is_str(s.s, want, "split [%s]", name);
-	command_words_free(words, n);
+	strv_free(words, n);
 	sbuf_free(&s);
 	free(name);
 }
@@ -1192,7 +1192,7 @@ completions(const char *text)
 	sbuf_add(&s, "");
 	for (i = 0; i < n; i++)
 		sbuf_addf(&s, "%s%s", i ? "|" : "", cands[i]);
-	command_words_free(cands, n);
+	strv_free(cands, n);
 	free(note);
 	cmdline_free(&c);
 	return sbuf_steal(&s);
@@ -1228,7 +1228,7 @@ asks(const char *text)
 	cmdline_set(&c, text);
 	cands = cmdline_complete(&c, &namer, &n, &note);
 	got = xstrdup(n == 1 ? cands[0] : "");
-	command_words_free(cands, n);
+	strv_free(cands, n);
 	free(note);
 	cmdline_free(&c);
 	return got;
@@ -1279,7 +1279,7 @@ test_completion_names(void)
 	cands = cmdline_complete(&c, NULL, &n, &note);
 	is_str(note, "module, class and function names complete once the agent is attached",
 	    "completing a module without the agent says why nothing comes");
-	command_words_free(cands, n);
+	strv_free(cands, n);
 	free(note);
 	cmdline_free(&c);
 }

@@ -160,9 +160,7 @@ load_by_name(void)
 	for (i = 0; i < n; i++)
 		light |= strcmp(names[i], "light") == 0;
 	ok(light && n >= 4, "theme_list lists the shipped themes");
-	for (i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
+	strv_free(names, n);
 	free(cause);
 	free(dirs);
 	sbuf_free(&errs);
