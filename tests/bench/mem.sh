@@ -13,27 +13,14 @@
 #
 # Not pass/fail: prints the numbers and the budgets.
 set -eu
-builddir=${FP_BUILDDIR:-$(pwd)}
-srcdir=${FP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
-bin="$builddir/flight_profiler"
-py=${1:-$(grep ' 3\.12\.' "$builddir/pythons.list" | head -1 | cut -d' ' -f5)}
-[ -n "$py" ] || py=$(tail -1 "$builddir/pythons.list" | cut -d' ' -f5)
-[ -x "$bin" ] || { echo "build first: make" >&2; exit 1; }
-work=$(mktemp -d)
-target=""
-cleanup() {
-	[ -z "$target" ] || kill "$target" 2>/dev/null || true
-	rm -rf "$work"
-}
-trap cleanup EXIT INT TERM
-export FP_AGENT_DIR="$builddir"
+. "$(dirname "$0")/lib.sh"
+py=${1:-$(bench_python 3.12 head)}
 
 now_ms() { date +%s%3N; }
 global() { "$bin" "$target" --cmd "getglobal __main__ $1 -r" | sed -n 's/^VALUE: *//p'; }
 
-echo "machine: $(uname -srm), $(nproc) cores; target: $("$py" -c 'import sys; print(sys.version.split()[0])')"
-"$py" "$srcdir/tests/bench/mem_target.py" >"$work/target.out" 2>&1 &
-target=$!
+bench_machine
+bench_start mem_target.py target.out
 while ! grep -q ready "$work/target.out" 2>/dev/null; do sleep 0.1; done
 base=$(sed -n 's/^ready //p' "$work/target.out")
 global TICKS >/dev/null		# load the agent outside the measurement

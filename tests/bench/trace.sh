@@ -9,29 +9,10 @@
 # Not pass/fail: prints the numbers.  The issue's budget: <= 5 % overhead
 # on the 1,000 x 5 us call (PyFlightProfiler documents 5-20 %).
 set -eu
-builddir=${FP_BUILDDIR:-$(pwd)}
-srcdir=${FP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
-bin="$builddir/flight_profiler"
-py=${1:-$(grep ' 3\.11\.' "$builddir/pythons.list" | tail -1 | cut -d' ' -f5)}
-[ -n "$py" ] || py=$(tail -1 "$builddir/pythons.list" | cut -d' ' -f5)
-[ -x "$bin" ] || { echo "build first: make" >&2; exit 1; }
-work=$(mktemp -d)
-target="" tracer=""
-cleanup() {
-	[ -z "$tracer" ] || kill "$tracer" 2>/dev/null || true
-	[ -z "$target" ] || kill "$target" 2>/dev/null || true
-	rm -rf "$work"
-}
-trap cleanup EXIT INT TERM
-export FP_AGENT_DIR="$builddir"
+. "$(dirname "$0")/lib.sh"
+py=${1:-$(bench_python 3.11)}
+bench_start trace_target.py rounds
 
-"$py" "$srcdir/tests/bench/trace_target.py" >"$work/rounds" 2>&1 &
-target=$!
-
-wait_rounds() {
-	want=$(($(wc -l <"$work/rounds") + $1))
-	while [ "$(wc -l <"$work/rounds")" -lt "$want" ]; do sleep 0.05; done
-}
 # median of field $1 (entry, same, tiny, tinysame) over the last $2 rounds.
 median() {
 	tail -n "$2" "$work/rounds" | awk -v k="$1" '{ for (i = 3; i < NF; i += 2)
@@ -40,23 +21,19 @@ median() {
 }
 # trace_during FUNCTION: start tracing it, wait 7 rounds, stop with Ctrl-C.
 trace_during() {
-	"$bin" "$target" --cmd "trace __main__ $1 -n 1000000000" >"$work/trace.out" 2>&1 &
-	tracer=$!
-	while ! grep -q '^\[1\]' "$work/trace.out" 2>/dev/null; do sleep 0.05; done
+	client_start "trace __main__ $1 -n 1000000000"
 	wait_rounds 7
-	kill -INT "$tracer"
-	wait "$tracer" || true
-	tracer=""
+	client_stop
 }
 
-echo "machine: $(uname -srm), $(nproc) cores; target: $("$py" -c 'import sys; print(sys.version.split()[0])')"
+bench_machine
 wait_rounds 3
 "$bin" "$target" --cmd "getglobal __main__ CALLS" >/dev/null	# load the agent first
 wait_rounds 7
 be=$(median entry 7) bs=$(median same 7) bt=$(median tiny 7) bts=$(median tinysame 7)
 trace_during entry
 de=$(median entry 7) ds=$(median same 7)
-sed -n '2,5p' "$work/trace.out" | cut -c1-100
+sed -n '2,5p' "$work/client.out" | cut -c1-100
 trace_during tiny_entry
 dt=$(median tiny 7) dts=$(median tinysame 7)
 wait_rounds 7

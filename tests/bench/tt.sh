@@ -7,28 +7,10 @@
 #
 # Not pass/fail: prints the numbers and the ratios.
 set -eu
-builddir=${FP_BUILDDIR:-$(pwd)}
-srcdir=${FP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
-bin="$builddir/flight_profiler"
-py=${1:-$(grep ' 3\.11\.' "$builddir/pythons.list" | tail -1 | cut -d' ' -f5)}
-[ -n "$py" ] || py=$(tail -1 "$builddir/pythons.list" | cut -d' ' -f5)
-[ -x "$bin" ] || { echo "build first: make" >&2; exit 1; }
-work=$(mktemp -d)
-target=""
-cleanup() {
-	[ -z "$target" ] || kill "$target" 2>/dev/null || true
-	rm -rf "$work"
-}
-trap cleanup EXIT INT TERM
-export FP_AGENT_DIR="$builddir"
+. "$(dirname "$0")/lib.sh"
+py=${1:-$(bench_python 3.11)}
+bench_start tt_target.py rounds
 
-"$py" "$srcdir/tests/bench/tt_target.py" >"$work/rounds" 2>&1 &
-target=$!
-
-wait_rounds() {
-	want=$(($(wc -l <"$work/rounds") + $1))
-	while [ "$(wc -l <"$work/rounds")" -lt "$want" ]; do sleep 0.05; done
-}
 # mean of column $1 (2: rec, 4: plain) over rounds $2..$3 (line numbers): a
 # mean, not a median, so that the rounds where the agent's worker stored
 # records (holding the GIL) count as they cost.
@@ -39,7 +21,7 @@ rss() { awk '/^VmRSS:/ { print $2 * 1024 }' "/proc/$target/status"; }
 # Python's allocated memory blocks in the target (sys.getallocatedblocks).
 blocks() { "$bin" "$target" --cmd 'execute "import sys; print(sys.getallocatedblocks())"'; }
 
-echo "machine: $(uname -srm), $(nproc) cores; target: $("$py" -c 'import sys; print(sys.version.split()[0])')"
+bench_machine
 wait_rounds 5
 "$bin" "$target" --cmd "getglobal __main__ CALLS" >/dev/null	# load the agent first
 wait_rounds 10

@@ -12,10 +12,7 @@
 # watch's added cost <= 1/2 of the decorator's; after the watch, tiny() is
 # back to plain's cost.
 set -eu
-builddir=${FP_BUILDDIR:-$(pwd)}
-srcdir=${FP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
-bin="$builddir/flight_profiler"
-[ -x "$bin" ] || { echo "build first: make" >&2; exit 1; }
+. "$(dirname "$0")/lib.sh"
 # No interpreter named: the issue's two, 3.11 (__code__ swap) and 3.13
 # (sys.monitoring), one after the other.
 if [ $# -eq 0 ]; then
@@ -26,44 +23,24 @@ if [ $# -eq 0 ]; then
 	exit 0
 fi
 py=$1
-work=$(mktemp -d)
-target="" watcher=""
-cleanup() {
-	[ -z "$watcher" ] || kill "$watcher" 2>/dev/null || true
-	[ -z "$target" ] || kill "$target" 2>/dev/null || true
-	rm -rf "$work"
-}
-trap cleanup EXIT INT TERM
-export FP_AGENT_DIR="$builddir"
+bench_start watch_target.py rounds
 
-"$py" "$srcdir/tests/bench/watch_target.py" >"$work/rounds" 2>&1 &
-target=$!
-
-# wait_rounds N: until N more rounds than now were printed.
-wait_rounds() {
-	want=$(($(wc -l <"$work/rounds") + $1))
-	while [ "$(wc -l <"$work/rounds")" -lt "$want" ]; do sleep 0.05; done
-}
 # median of column $1 (2: tiny, 4: plain, 6: decorated) over the last $2 rounds.
 median() {
 	tail -n "$2" "$work/rounds" | awk -v c="$1" '{ print $(c + 2) }' | sort -n |
 	    awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
 }
 
-echo "machine: $(uname -srm), $(nproc) cores; target: $("$py" -c 'import sys; print(sys.version.split()[0])')"
+bench_machine
 wait_rounds 5
 "$bin" "$target" --cmd "getglobal __main__ CALLS" >/dev/null	# load the agent first
 wait_rounds 5
 before_tiny=$(median 2 5) before_plain=$(median 4 5) deco=$(median 6 5)
-"$bin" "$target" --cmd "watch __main__ tiny -n 1000000000" >"$work/watch.out" 2>&1 &
-watcher=$!
-while ! grep -q '^\[1\]' "$work/watch.out" 2>/dev/null; do sleep 0.05; done
+client_start "watch __main__ tiny -n 1000000000"
 wait_rounds 5
 during_tiny=$(median 2 5) during_plain=$(median 4 5)
-kill -INT "$watcher"
-wait "$watcher" || true
-watcher=""
-shown=$(grep -c '^\[' "$work/watch.out" || true)
+client_stop
+shown=$(grep -c '^\[' "$work/client.out" || true)
 wait_rounds 5
 after_tiny=$(median 2 5) after_plain=$(median 4 5)
 
