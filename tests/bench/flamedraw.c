@@ -27,6 +27,7 @@
 
 #include "core/profile.h"
 #include "core/util.h"
+#include "tests/bench/drawbench.h"
 #include "tui/draw.h"
 #include "tui/flamelive.h"
 #include "tui/keymap.h"
@@ -99,43 +100,18 @@ make_profile(size_t want)
 	return p;
 }
 
-/* CPU time of this thread: wall time on a shared machine says more about
- * the other processes than about the redraw. */
-static uint64_t
-cpu_ns(void)
+static void
+grow_one(void *ctx, size_t i)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static int
-cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return (x > y) - (x < y);
+	(void)i;
+	((struct flamelive *)ctx)->generation++;
 }
 
 /* Median of RUNS full redraws, in ms; `grow`: as if samples had arrived. */
 static double
 redraw_ms(struct tui *t, struct flamelive *fl, bool grow)
 {
-	uint64_t v[RUNS];
-	size_t i;
-
-	for (i = 0; i < RUNS; i++) {
-		uint64_t t0 = cpu_ns();
-
-		if (grow)
-			fl->generation++;
-		clearok(curscr, TRUE);
-		tui_draw(t);
-		v[i] = cpu_ns() - t0;
-	}
-	qsort(v, RUNS, sizeof *v, cmp_u64);
-	return (double)v[RUNS / 2] / 1e6;
+	return drawbench_redraw(t, RUNS, drawbench_cpu_ns, grow ? grow_one : NULL, fl) / 1e6;
 }
 
 struct result {
@@ -165,33 +141,19 @@ measure(struct profile *prof, struct result *r)
 int
 main(int argc, char **argv)
 {
-	static const char *const defaults[] = { "80x24", "200x50" };
-	const char *const *sizes = defaults;
-	FILE *out = fopen("/dev/null", "w"), *in = fopen("/dev/null", "r");
-	size_t nsizes = FP_NELEM(defaults), k;
-	SCREEN *scr;
+	struct drawbench b;
+	size_t k;
 
-	if (argc > 1) {
-		sizes = (const char *const *)argv + 1;
-		nsizes = (size_t)argc - 1;
-	}
-	setlocale(LC_CTYPE, "C.UTF-8");
-	draw_init(true);
-	if ((scr = newterm("xterm-256color", out, in)) == NULL) {
-		fprintf(stderr, "flamedraw: no xterm-256color terminfo\n");
+	if (!drawbench_open(&b, "flamedraw", argc, argv))
 		return 1;
-	}
-	set_term(scr);
-	start_color();
 	printf("flame pane redraw, CPU time, %d runs each, median; baseline: 50 distinct stacks\n",
 	    RUNS);
-	for (k = 0; k < nsizes; k++) {
+	for (k = 0; k < b.nsizes; k++) {
 		struct result big, small;
 		int cols, rows;
 
-		if (sscanf(sizes[k], "%dx%d", &cols, &rows) != 2)
+		if (!drawbench_size(&b, k, &cols, &rows))
 			continue;
-		resizeterm(rows, cols);
 		measure(make_profile(50), &small);
 		measure(make_profile(50000), &big);
 		printf("%4dx%-3d %zu stacks (%zu nodes):\n", cols, rows, big.stacks, big.nodes);
@@ -202,9 +164,6 @@ main(int argc, char **argv)
 		printf("%4dx%-3d   top table, new samples: %7.3f ms   baseline %6.3f ms   = %6.1fx\n",
 		    cols, rows, big.top, small.top, big.top / small.top);
 	}
-	endwin();
-	delscreen(scr);
-	fclose(out);
-	fclose(in);
+	drawbench_close(&b);
 	return 0;
 }

@@ -27,28 +27,12 @@
 
 #include "core/memlive.h"
 #include "core/util.h"
+#include "tests/bench/drawbench.h"
 #include "tui/draw.h"
 #include "tui/keymap.h"
 #include "tui/tui.h"
 
 #define RUNS 100
-
-static uint64_t
-cpu_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static int
-cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return (x > y) - (x < y);
-}
 
 /* A sample of `n` types, "pkgK.module_J.ClassI", sizes moving with `round`. */
 static struct mem_table *
@@ -73,24 +57,26 @@ make_sample(size_t n, unsigned round)
 	return t;
 }
 
+struct feed {
+	struct memlive *m;
+	struct mem_table **samples;
+};
+
+static void
+feed_one(void *ctx, size_t i)
+{
+	struct feed *f = ctx;
+
+	memlive_feed(f->m, f->samples[i % 8]);
+}
+
 /* Median of RUNS redraws, in ms; `feed`: a new sample before each. */
 static double
 redraw_ms(struct tui *t, struct memlive *m, struct mem_table **samples, bool feed)
 {
-	uint64_t v[RUNS];
-	size_t i;
+	struct feed f = { m, samples };
 
-	for (i = 0; i < RUNS; i++) {
-		uint64_t t0 = cpu_ns();
-
-		if (feed)
-			memlive_feed(m, samples[i % 8]);
-		clearok(curscr, TRUE);
-		tui_draw(t);
-		v[i] = cpu_ns() - t0;
-	}
-	qsort(v, RUNS, sizeof *v, cmp_u64);
-	return (double)v[RUNS / 2] / 1e6;
+	return drawbench_redraw(t, RUNS, drawbench_cpu_ns, feed ? feed_one : NULL, &f) / 1e6;
 }
 
 struct result {
@@ -126,32 +112,18 @@ measure(size_t ntypes, struct result *r)
 int
 main(int argc, char **argv)
 {
-	static const char *const defaults[] = { "80x24", "200x50" };
-	const char *const *sizes = defaults;
-	FILE *out = fopen("/dev/null", "w"), *in = fopen("/dev/null", "r");
-	size_t nsizes = FP_NELEM(defaults), k;
-	SCREEN *scr;
+	struct drawbench b;
+	size_t k;
 
-	if (argc > 1) {
-		sizes = (const char *const *)argv + 1;
-		nsizes = (size_t)argc - 1;
-	}
-	setlocale(LC_CTYPE, "C.UTF-8");
-	draw_init(true);
-	if ((scr = newterm("xterm-256color", out, in)) == NULL) {
-		fprintf(stderr, "memdraw: no xterm-256color terminfo\n");
+	if (!drawbench_open(&b, "memdraw", argc, argv))
 		return 1;
-	}
-	set_term(scr);
-	start_color();
 	printf("mem pane redraw, CPU time, %d runs each, median; baseline: 50 types\n", RUNS);
-	for (k = 0; k < nsizes; k++) {
+	for (k = 0; k < b.nsizes; k++) {
 		struct result big, small;
 		int cols, rows;
 
-		if (sscanf(sizes[k], "%dx%d", &cols, &rows) != 2)
+		if (!drawbench_size(&b, k, &cols, &rows))
 			continue;
-		resizeterm(rows, cols);
 		measure(50, &small);
 		measure(5000, &big);
 		printf("%4dx%-3d 5000 types:\n", cols, rows);
@@ -162,9 +134,6 @@ main(int argc, char **argv)
 		printf("%4dx%-3d   by growth, new sample: %7.3f ms   baseline %6.3f ms   = %6.1fx\n",
 		    cols, rows, big.growth, small.growth, big.growth / small.growth);
 	}
-	endwin();
-	delscreen(scr);
-	fclose(out);
-	fclose(in);
+	drawbench_close(&b);
 	return 0;
 }

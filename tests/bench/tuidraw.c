@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "core/util.h"
+#include "tests/bench/drawbench.h"
 #include "tui/draw.h"
 #include "tui/tui.h"
 
@@ -40,32 +41,18 @@ rss_kb(void)
 	return kb;
 }
 
-static int
-cmp_u64(const void *a, const void *b)
+static void
+move_cursor(void *ctx, size_t i)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return (x > y) - (x < y);
+	/* move the selection: the stack pane shows another thread */
+	pane_set_cursor(tui_pane(ctx, &pane_threads_ops), i % 2 ? 0 : 1);
 }
 
 /* Median of RUNS full redraws, in microseconds. */
 static double
 redraw_us(struct tui *t)
 {
-	uint64_t v[RUNS];
-	size_t i;
-
-	for (i = 0; i < RUNS; i++) {
-		uint64_t t0 = now_ns();
-
-		/* move the selection: the stack pane shows another thread */
-		pane_set_cursor(tui_pane(t, &pane_threads_ops), i % 2 ? 0 : 1);
-		clearok(curscr, TRUE);
-		tui_draw(t);
-		v[i] = now_ns() - t0;
-	}
-	qsort(v, RUNS, sizeof *v, cmp_u64);
-	return (double)v[RUNS / 2] / 1e3;
+	return drawbench_redraw(t, RUNS, now_ns, move_cursor, t) / 1e3;
 }
 
 /* Freeing a snapshot (core's model: every frame's strings are malloc'd). */
@@ -82,7 +69,7 @@ free_us(size_t nthreads, size_t depth)
 		py_snapshot_free(s);
 		v[i] = now_ns() - t0;
 	}
-	qsort(v, FP_NELEM(v), sizeof *v, cmp_u64);
+	qsort(v, FP_NELEM(v), sizeof *v, drawbench_cmp_u64);
 	return (double)v[FP_NELEM(v) / 2] / 1e3;
 }
 
@@ -100,45 +87,31 @@ refresh_us(struct tui *t, size_t nthreads, size_t depth)
 		tui_draw(t);
 		v[i] = now_ns() - t0;
 	}
-	qsort(v, FP_NELEM(v), sizeof *v, cmp_u64);
+	qsort(v, FP_NELEM(v), sizeof *v, drawbench_cmp_u64);
 	return (double)v[FP_NELEM(v) / 2] / 1e3;
 }
 
 int
 main(int argc, char **argv)
 {
-	static const char *const defaults[] = { "80x24", "200x50" };
-	const char *const *sizes = defaults;
-	FILE *out = fopen("/dev/null", "w"), *in = fopen("/dev/null", "r");
-	size_t nsizes = FP_NELEM(defaults), k;
-	SCREEN *scr;
+	struct drawbench b;
+	size_t k;
 	long rss0;
 
-	if (argc > 1) {
-		sizes = (const char *const *)argv + 1;
-		nsizes = (size_t)argc - 1;
-	}
-	setlocale(LC_CTYPE, "C.UTF-8");
-	draw_init(true);
 	if (getenv("TERM") == NULL)
 		setenv("TERM", "xterm-256color", 1);
-	if ((scr = newterm("xterm-256color", out, in)) == NULL) {
-		fprintf(stderr, "tuidraw: no xterm-256color terminfo\n");
+	if (!drawbench_open(&b, "tuidraw", argc, argv))
 		return 1;
-	}
-	set_term(scr);
-	start_color();
 	rss0 = rss_kb();
 	printf("TUI draw cost, %d runs each, median; baseline: 5 threads x 6 frames\n", RUNS);
-	for (k = 0; k < nsizes; k++) {
+	for (k = 0; k < b.nsizes; k++) {
 		struct tui *small, *big;
 		double bs, bb, rs, rb;
 		long before, after;
 		int cols, rows;
 
-		if (sscanf(sizes[k], "%dx%d", &cols, &rows) != 2)
+		if (!drawbench_size(&b, k, &cols, &rows))
 			continue;
-		resizeterm(rows, cols);
 		small = tui_new_headless(tui_fake_snapshot(5, 6));
 		bs = redraw_us(small);
 		rs = refresh_us(small, 5, 6);
@@ -160,9 +133,6 @@ main(int argc, char **argv)
 		tui_free(big);
 	}
 	printf("RSS at start (curses, libraries): %.1f MB\n", (double)rss0 / 1024);
-	endwin();
-	delscreen(scr);
-	fclose(out);
-	fclose(in);
+	drawbench_close(&b);
 	return 0;
 }
