@@ -226,7 +226,7 @@ def test_tt_hooks_end_with_the_client_and_the_store_stays(profiler, target, pyth
     assert int(inside(profiler, pid, "__main__.counts['boom']")) > n
 
 
-def test_tt_replay_is_not_recorded_again_by_a_live_recording(profiler, target):
+def test_tt_replay_is_not_recorded_again_by_a_live_recording(python, profiler, target):
     """A replay while another client records the same function live: the
     replay is one record (its own, `replay of`), never a second one taken
     by the live recorder from the replaying thread."""
@@ -240,7 +240,7 @@ def test_tt_replay_is_not_recorded_again_by_a_live_recording(profiler, target):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert proc.stdout.readline().startswith(b"Recording ")
     deadline = time.monotonic() + 10
-    while inside(profiler, pid, "__main__.hooks_left()") != "['func']":
+    while inside(profiler, pid, "__main__.hooks_left()") != observing(python, "func"):
         assert time.monotonic() < deadline, "the live recording never hooked func"
         time.sleep(0.05)
     out = ok(profiler.cmd(pid, "tt -i %d -p --replay-times 2" % first))
