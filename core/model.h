@@ -320,6 +320,7 @@ struct watch_record {
 	size_t nobserved;
 	long long index;	/* 1, 2, ... */
 	char *method;
+	char *thread;		/* the calling thread's Python name; NULL when not sent */
 	double time;		/* wall clock of the call, seconds since the epoch */
 	bool has_cost;		/* false at entry (-b) */
 	double cost_ms;

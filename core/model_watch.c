@@ -68,6 +68,7 @@ watch_record_parse(json_t *data, struct watch_record *w)
 	}
 	w->index = json_integer_value(json_object_get(data, "index"));
 	w->method = model_text(data, "method");
+	w->thread = model_text_or_null(data, "thread");
 	w->time = json_number_value(json_object_get(data, "time"));
 	w->has_cost = json_is_number(cost);
 	w->cost_ms = json_number_value(cost);
@@ -85,6 +86,7 @@ watch_record_clear(struct watch_record *w)
 
 	strv_free(w->observed, w->nobserved);
 	free(w->method);
+	free(w->thread);
 	free(w->exception);
 	for (i = 0; i < w->nstack; i++) {
 		free(w->stack[i].file);

@@ -39,12 +39,18 @@ void runner_free(struct runner *r);
  * keeps `trace` moves it out (copies the struct and zeroes the original);
  * what is left is freed after the call.
  */
+struct watch_record;
+struct monitor_row;
 struct runner_record {
-	const char *cmd;		/* "trace" */
+	const char *cmd;		/* "trace", "watch", "monitor" */
 	enum { RUNNER_RECORD_START, RUNNER_RECORD_ITEM, RUNNER_RECORD_END } kind;
 	struct trace_record *trace;	/* START and ITEM of "trace" */
+	struct watch_record *watch;	/* START and ITEM of "watch" */
+	struct monitor_row *monitor;	/* START and ITEM of "monitor" */
 	long long shown, dropped;	/* END: items shown, dropped by the agent */
 	bool cancelled;			/* END: stopped by the user */
+	bool failed;			/* END (watch, monitor): it ended on an error */
+	bool reset;			/* END (watch, monitor): `reset` removed it */
 };
 
 struct runner_io {

@@ -47,4 +47,12 @@ int runner_stream(struct runner *r, const char *cmd, json_t *args, long timeout_
 int runner_regex_targets(struct runner *r, const struct cmd_request *req, json_t *args,
     const char *cmd, char **cause);
 
+/*
+ * The end of a streaming `cmd` (runner_stream's rc and end) to a front end
+ * that shows its records itself (runner_io.record, RUNNER_RECORD_END):
+ * true when it took a clean end, which then needs no text.
+ */
+bool runner_stream_ended(struct runner *r, const char *cmd, int rc, const struct proto_msg *end,
+    long long shown);
+
 #endif

@@ -24,18 +24,24 @@ monitor_event(struct runner *r, void *ctx, const struct proto_msg *msg)
 {
 	struct monitor_progress *p = ctx;
 	struct monitor_row m;
+	struct runner_record rec = { .cmd = "monitor", .monitor = &m };
 	struct sbuf out = { 0 };
 	bool header;
 
 	if (msg->type != PROTO_EVENT || !json_is_object(msg->data))
 		return;
 	monitor_row_parse(msg->data, &m);
+	if (!m.started && m.cycle > p->cycles)
+		p->cycles = m.cycle;
+	rec.kind = m.started ? RUNNER_RECORD_START : RUNNER_RECORD_ITEM;
+	if (runner_take_record(r, &rec)) {
+		monitor_row_clear(&m);
+		return;
+	}
 	/* A header over the first cycle's rows, and again every 20 cycles. */
 	header = !m.started && m.cycle != p->header_cycle && (m.cycle - 1) % 20 == 0;
 	if (header)
 		p->header_cycle = m.cycle;
-	if (!m.started && m.cycle > p->cycles)
-		p->cycles = m.cycle;
 	monitor_row_render(&out, &m, header);
 	monitor_row_clear(&m);
 	if (out.s != NULL)
@@ -63,7 +69,12 @@ runner_cmd_monitor(void *ctx, const struct cmd_request *req, struct sbuf *out, c
 	json_object_set_new(args, "cycle", json_real(command_number(req, "--cycle")));
 	if (limit != NULL)
 		json_object_set_new(args, "limit", json_integer(command_int(req, "--limits")));
-	if ((rc = runner_stream(r, "monitor", args, 0, monitor_event, &p, &end, cause)) != FP_OK)
+	rc = runner_stream(r, "monitor", args, 0, monitor_event, &p, &end, cause);
+	if (runner_stream_ended(r, "monitor", rc, &end, p.cycles)) {
+		proto_msg_clear(&end);
+		return rc;
+	}
+	if (rc != FP_OK)
 		return rc;
 	if (end.ok && json_is_true(json_object_get(end.data, "reset")))
 		sbuf_addf(out, "monitor: removed by reset after %lld cycle%s\n", p.cycles,

@@ -24,6 +24,7 @@ watch_event(struct runner *r, void *ctx, const struct proto_msg *msg)
 {
 	struct watch_progress *p = ctx;
 	struct watch_record w;
+	struct runner_record rec = { .cmd = "watch", .watch = &w };
 	struct sbuf out = { 0 };
 
 	if (msg->type != PROTO_EVENT || !json_is_object(msg->data))
@@ -31,7 +32,9 @@ watch_event(struct runner *r, void *ctx, const struct proto_msg *msg)
 	watch_record_parse(msg->data, &w);
 	if (!w.started)
 		p->shown++;
-	render_watch_record(&out, &w);
+	rec.kind = w.started ? RUNNER_RECORD_START : RUNNER_RECORD_ITEM;
+	if (!runner_take_record(r, &rec))
+		render_watch_record(&out, &w);
 	watch_record_clear(&w);
 	if (out.s != NULL)
 		runner_write(r, out.s);
@@ -92,6 +95,28 @@ runner_regex_targets(struct runner *r, const struct cmd_request *req, json_t *ar
 	return rc;
 }
 
+/*
+ * Tell a front end that shows the records itself (runner_io.record) how
+ * `cmd` ended; true when it took that, and the end is then said there
+ * instead of in the text (a failure's cause still goes back to the caller).
+ */
+bool
+runner_stream_ended(struct runner *r, const char *cmd, int rc, const struct proto_msg *end,
+    long long shown)
+{
+	struct runner_record rec = { .cmd = cmd, .kind = RUNNER_RECORD_END, .shown = shown };
+
+	if (rc == FP_OK) {
+		rec.dropped = json_integer_value(json_object_get(end->data, "dropped"));
+		rec.cancelled = !end->ok && strcmp(end->kind, "cancelled") == 0;
+		rec.failed = !end->ok && !rec.cancelled;
+		rec.reset = end->ok && json_is_true(json_object_get(end->data, "reset"));
+	} else {
+		rec.failed = true;
+	}
+	return runner_take_record(r, &rec) && rc == FP_OK && !rec.failed;
+}
+
 int
 runner_cmd_watch(void *ctx, const struct cmd_request *req, struct sbuf *out, char **cause)
 {
@@ -127,7 +152,12 @@ runner_cmd_watch(void *ctx, const struct cmd_request *req, struct sbuf *out, cha
 		json_decref(args);
 		return rc;
 	}
-	if ((rc = runner_stream(r, "watch", args, 0, watch_event, &p, &end, cause)) != FP_OK)
+	rc = runner_stream(r, "watch", args, 0, watch_event, &p, &end, cause);
+	if (runner_stream_ended(r, "watch", rc, &end, p.shown)) {
+		proto_msg_clear(&end);
+		return rc;
+	}
+	if (rc != FP_OK)
 		return rc;
 	if (end.ok) {
 		long long dropped = json_integer_value(json_object_get(end.data, "dropped"));
