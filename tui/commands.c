@@ -194,7 +194,11 @@ commands_run(struct tui *t, const char *line)
 	statement_yield_output(t);	/* a background statement's text stays under its own heading */
 	if (!own)
 		inside_quiesce(t);	/* the runner may use the agent's session */
+	free(t->status);	/* what the command says, if anything, is its own */
+	t->status = NULL;
+	t->interrupt = false;	/* an Esc from before is not for this one */
 	rc = runner_exec(t->runner, line, &out, &cause);
+	t->busy = false;	/* a streaming command's poll set it (tui/console.c) */
 	if (out.len > 0) {
 		pane_output_set(output, line, out.s);
 		tui_show_pane(t, output, true);
@@ -204,7 +208,7 @@ commands_run(struct tui *t, const char *line)
 		pane_tt_after(tui_pane(t, &pane_tt_ops), line);
 	if (rc != FP_OK)
 		tui_status(t, true, "%s", cause ? cause : "failed");
-	else if (out.len == 0 && !own && spec != NULL)
+	else if (out.len == 0 && !own && spec != NULL && t->status == NULL)
 		tui_status(t, false, "%s: done", spec->name);
 	free(cause);
 	sbuf_free(&out);
