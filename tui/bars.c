@@ -144,14 +144,12 @@ bar_width(const struct keybinding *b, bool paused)
  * stays: the one key everybody looks for).
  */
 static void
-bar_draw(struct tline *l, const struct keymap_pane *pane, int cols, bool paused)
+bar_draw_items(struct tline *l, struct bar bar, int cols, bool paused)
 {
-	struct bar bar = { .n = 0 };
 	char buf[16];
 	int w = 0;
 	size_t i;
 
-	keymap_bar(pane, bar_collect, &bar);
 	for (i = 0; i < bar.n; i++)
 		w += bar_width(bar.b[i], paused);
 	while (w > cols && bar.n > 2) {
@@ -173,6 +171,27 @@ bar_draw(struct tline *l, const struct keymap_pane *pane, int cols, bool paused)
 		}
 	}
 }
+static void
+bar_draw(struct tline *l, const struct keymap_pane *pane, int cols, bool paused)
+{
+	struct bar bar = { .n = 0 };
+
+	keymap_bar(pane, bar_collect, &bar);
+	bar_draw_items(l, bar, cols, paused);
+}
+
+/* While the focused pane's command streams (ops->live): only its own keys work. */
+static void
+bar_draw_live(struct tline *l, const struct keybinding *keys, int cols)
+{
+	struct bar bar = { .n = 0 };
+
+	for (; keys != NULL && keys->key != 0; keys++)
+		if (keys->bar != NULL)
+			bar_collect(keys, &bar);
+	bar_draw_items(l, bar, cols, false);
+}
+
 /* The bar while a prompt is open: key, label, key, label, ..., NULL. */
 static void
 bar_pairs(struct tline *l, const char *const *pairs)
@@ -224,6 +243,9 @@ bars_draw_bottom(struct tui *t)
 	tline_reset(&l);
 	if (completion_menu != NULL) {
 		tline_add(&l, EL_BAR, completion_menu);
+	} else if (t->busy && t->focus != NULL && t->focus->visible && t->focus->ops->live != NULL &&
+	    t->focus->ops->live(t->focus)) {
+		bar_draw_live(&l, t->focus->ops->keys, cols);
 	} else if (t->busy) {
 		static const char *const keys[] = { "C-c", " Interrupt  ", "Esc",
 		    " Interrupt and leave  ", "PgUp/PgDn", " Scroll  ", NULL };

@@ -84,6 +84,14 @@ console_poll(void *ctx)
 	return stop;
 }
 
+/* The events of trace, watch and monitor go to their panes. */
+static bool
+console_record(void *ctx, struct runner_record *rec)
+{
+	return pane_trace_record(ctx, rec) || pane_watch_record(ctx, rec) ||
+	    pane_monitor_record(ctx, rec);
+}
+
 void
 console_set_io(struct tui *t)
 {
@@ -91,7 +99,7 @@ console_set_io(struct tui *t)
 		.read_line = console_read_line,
 		.write = console_write,
 		.poll = console_poll,
-		.record = pane_trace_record,
+		.record = console_record,
 		.interactive = true,
 		.ctx = t,
 	});
@@ -107,11 +115,42 @@ console_type_ahead(struct tui *t, int key, bool fkey)
 	}
 }
 
+/*
+ * A key for the focused pane whose command streams now (ops->live): its
+ * own keys and the list's moves; Back (Esc, its q) stops the command, and
+ * the pane closes when it has ended.  Anything else: false.
+ */
+static bool
+live_key(struct tui *t, int key, bool fkey)
+{
+	struct pane *p = t->focus;
+	const struct keybinding *b;
+	struct keymap_pane keys;
+
+	if (p == NULL || !p->visible || p->ops->live == NULL || !p->ops->live(p) ||
+	    (fkey && key == KEY_MOUSE))
+		return false;
+	if (!fkey && key == '\r')
+		key = '\n';
+	keys = panes_keys(t);
+	if ((b = keymap_lookup(&keys, key)) == NULL)
+		return false;
+	if (b->action == A_BACK) {
+		if (!p->ops->key(p, A_BACK))
+			return false;
+		t->interrupt = true;
+		return true;
+	}
+	return p->ops->key(p, b->action) || panes_move(p, b->action);
+}
+
 /* Keys while a statement runs: interrupt, leave, scroll. */
 void
 console_busy_key(struct tui *t, int key, bool fkey)
 {
 	t->dirty = true;
+	if (live_key(t, key, fkey))
+		return;
 	if (fkey && key == KEY_RESIZE) {
 		layout_panes(t);
 	} else if (!fkey && key == CTRL('c')) {

@@ -83,6 +83,14 @@ static const struct {
 	[EL_FLAME_5] = { { RGB(0x00, 0x00, 0x00), RGB(0xd7, 0xaf, 0xd7), 0 }, 0 },
 	[EL_FLAME_MATCH] = { { RGB(0xff, 0xff, 0xff), RGB(0xaf, 0x00, 0xaf), TA_BOLD }, TA_BOLD | TA_UNDERLINE },
 	[EL_FLAME_SELECTED] = { { RGB(0xff, 0xff, 0xff), RGB(0x00, 0x5f, 0x87), TA_BOLD }, TA_REVERSE },
+	[EL_WATCH_TIME] = { { RGB(0x8a, 0x8a, 0x8a), D, 0 }, 0 },
+	[EL_WATCH_COST] = { { RGB(0x87, 0xd7, 0xff), D, 0 }, 0 },
+	[EL_WATCH_METHOD] = { { D, D, TA_BOLD }, TA_BOLD },
+	[EL_WATCH_ERROR] = { { RGB(0xff, 0x5f, 0x5f), D, TA_BOLD }, TA_BOLD | TA_UNDERLINE },
+	[EL_WATCH_DETAIL] = { { RGB(0xd7, 0xd7, 0xaf), D, 0 }, 0 },
+	[EL_MONITOR_METHOD] = { { D, D, TA_BOLD }, TA_BOLD },
+	[EL_MONITOR_FAIL] = { { RGB(0xff, 0x5f, 0x5f), D, TA_BOLD }, TA_BOLD | TA_UNDERLINE },
+	[EL_MONITOR_DELTA] = { { RGB(0xff, 0xd7, 0x87), D, 0 }, 0 },
 };
 
 static const char *const color_names[] = {

@@ -73,7 +73,15 @@
 	X(FLAME_4, "flame.4") \
 	X(FLAME_5, "flame.5") \
 	X(FLAME_MATCH, "flame.match") \
-	X(FLAME_SELECTED, "flame.selected")
+	X(FLAME_SELECTED, "flame.selected") \
+	X(WATCH_TIME, "watch.time") \
+	X(WATCH_COST, "watch.cost") \
+	X(WATCH_METHOD, "watch.method") \
+	X(WATCH_ERROR, "watch.error") \
+	X(WATCH_DETAIL, "watch.detail") \
+	X(MONITOR_METHOD, "monitor.method") \
+	X(MONITOR_FAIL, "monitor.fail") \
+	X(MONITOR_DELTA, "monitor.delta")
 
 enum theme_elem {
 #define X(e, n) EL_##e,

@@ -118,6 +118,10 @@ struct pane_ops {
 	/* Back reaches the pane first (.key with A_BACK), before the
 	 * framework closes it: true if the pane used it (zoomed out). */
 	bool back_first;
+	/* Its command streams now: its own keys, the list's moves and Back
+	 * (which stops the command) reach it while the TUI waits for that
+	 * command (tui/console.c).  NULL: never. */
+	bool (*live)(struct pane *);
 };
 
 struct pane {
@@ -266,6 +270,9 @@ void pane_output_set(struct pane *p, const char *command, const char *text);
  * with the struct tui as ctx); true when it took one.
  */
 bool pane_trace_record(void *tui, struct runner_record *rec);
+/* pane_watch.c, pane_monitor.c: the same for `watch` and `monitor`. */
+bool pane_watch_record(void *tui, struct runner_record *rec);
+bool pane_monitor_record(void *tui, struct runner_record *rec);
 
 /*
  * pane_flame.c: show `fl` instead of sampling the target (the benchmark's,

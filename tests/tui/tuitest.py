@@ -26,6 +26,7 @@ what changes from run to run is masked: pids and tids, CPU%, the target's
 command line and temporary paths, addresses.
 """
 
+import contextlib
 import difflib
 import os
 import re
@@ -1036,6 +1037,192 @@ def trace_pane(version, exe, workdir):
             shutil.rmtree("/tmp/.flight_profiler-%d" % target.pid, ignore_errors=True)
 
 
+def live_wait(s, pred, what, deadline=DEADLINE):
+    """The masked screen once pred(screen) holds, steady or not (a live
+    watch changes the screen all the time)."""
+    end = time.monotonic() + deadline
+    screen = None
+    while time.monotonic() < end:
+        screen = s.masked()
+        if pred(screen):
+            return screen
+        time.sleep(0.05)
+    TAP.diag("timed out waiting for %s; the screen:\n%s" % (what, screen))
+    return None
+
+
+def hooks_left(target):
+    """What tests/agent/targets/watch_target.py says an observation left
+    behind ("[]": nothing), asked from another client."""
+    rc, out, err = run([BIN, str(target.pid), "--cmd",
+                        'execute "import __main__; print(__main__.hooks_left())"'])
+    return out.decode(errors="replace").strip() if rc == 0 else "rc %d: %s" % (
+        rc, err.decode(errors="replace"))
+
+
+def tui_command(s, line):
+    s.tmux.keys(":")
+    s.tmux.type(line)
+    s.tmux.keys("Enter")
+
+
+@contextlib.contextmanager
+def watch_target_tui(exe, workdir, name):
+    """(target, session, tmux) on tests/agent/targets/watch_target.py, in a
+    160x40 terminal; afterwards q quits and the target is checked."""
+    tmux = Tmux(160, 40)
+    target = None
+    try:
+        target = Target(exe, workdir, os.path.join(SRC, "tests", "agent", "targets",
+                                                   "watch_target.py"))
+        s = Session(tmux, target, workdir)
+        s.wait(has("Threads", "driver"), "open")
+        yield target, s, tmux
+        s.tmux.keys("q")
+        check_target(target, name, True)
+    except RuntimeError as e:
+        TAP.ok(False, name, str(e))
+    finally:
+        tmux.kill()
+        if target:
+            target.stop()
+            shutil.rmtree("/tmp/.flight_profiler-%d" % target.pid, ignore_errors=True)
+
+
+WATCH_ADD = re.compile(r"__main__\.add +args=\((\d+), 1\)  return_obj=(\d+)")
+
+
+def watch_pane(version, exe, workdir):
+    """:watch on tests/agent/targets/watch_target.py's add(i, 1): -n 3 fills
+    the watch pane with 3 calls and says it is done; a running watch lists
+    the calls with their real arguments and results, Space pauses, Enter
+    shows a call in full, c clears, q stops it and closes the pane, and the
+    target keeps no hook."""
+    name = "CPython %s watch pane" % version
+    with watch_target_tui(exe, workdir, name) as (target, s, tmux):
+        tui_command(s, "watch __main__ add --expr args,return_obj -n 3")
+        sc = s.wait(has("done after 3 calls"), "watch -n 3")
+        rows = WATCH_ADD.findall(sc or "")
+        TAP.ok(sc is not None and "Watch \u00b7 __main__.add \u00b7 3 seen" in sc and len(rows) == 3
+               and all(int(r) == int(a) + 1 for a, r in rows),
+               "%s: -n 3 lists 3 calls of add with their arguments and results, then done" % name,
+               tmux.capture())
+        # Once it has ended the TUI waits for nothing: the bar is the pane's again.
+        TAP.ok(sc is not None and "Enter Expand" in sc and "Interrupt" not in sc,
+               "%s: after the watch the function bar is the pane's" % name, tmux.capture())
+        s.tmux.keys("q")
+        TAP.ok(s.wait(lambda sc: "Watch \u00b7" not in sc, "q after the end") is not None,
+               "%s: q closes a watch that has ended" % name, tmux.capture())
+        # A repr with terminal controls is shown escaped, on the line and in full.
+        tui_command(s, """watch __main__ add --expr 'type("H", (), {"__repr__": lambda s: """
+                    """"\\x1b]0;pwned\\x07\\x1b[2J"})()' -n 1""")
+        s.wait(has("done after 1 call"), "hostile repr")
+        s.tmux.keys("Enter")
+        sc = s.wait(has("done after 1 call", "VALUE"), "hostile repr in full")
+        raw = tmux.capture(escapes=True)
+        TAP.ok(sc is not None and ')()=\\x1b]0;pwned\\x07\\x1b[2J ' in sc
+               and re.search(r"^\u2502 +\\x1b\]0;pwned\\x07\\x1b\[2J +\u2502$", sc, re.M)
+               and "\x1b]0;pwned" not in raw and "\x07" not in raw,
+               "%s: a hostile repr is escaped in the list and in full" % name, tmux.capture())
+        s.tmux.keys("q")
+        s.wait(lambda sc: "Watch \u00b7" not in sc, "q after the hostile watch")
+        tui_command(s, "watch __main__ add --expr args,return_obj -n 100000")
+        sc = live_wait(s, lambda sc: "running (q stops)" in sc and len(WATCH_ADD.findall(sc)) >= 3,
+                       "running watch")
+        TAP.ok(sc is not None and re.search(r"Enter Expand +Space Pause +c Clear +q Stop", sc),
+               "%s: a running watch lists the calls as they come; the bar shows the pane's keys"
+               % name, tmux.capture())
+        # Moved up from the newest: the list stays, the title counts the new calls.
+        s.tmux.keys("k", "k")
+        sc = live_wait(s, lambda sc: re.search(r"running \(q stops\) \u00b7 [1-9]\d* new", sc),
+                       "N new")
+        TAP.ok(sc is not None, "%s: moved up, the title counts the calls that came" % name,
+               tmux.capture())
+        s.tmux.keys("G")
+        sc = live_wait(s, lambda sc: "running (q stops) \u2500" in sc, "following again")
+        TAP.ok(sc is not None, "%s: at the last line again, it follows the newest" % name,
+               tmux.capture())
+        s.tmux.keys("Space")
+        sc = live_wait(s, has("paused, "), "paused")
+        before = WATCH_ADD.findall(sc or "")
+        time.sleep(0.3)
+        later = s.masked()
+        TAP.ok(sc is not None and before and WATCH_ADD.findall(later) == before
+               and re.search(r"paused, [1-9]\d* waiting", later),
+               "%s: Space pauses the list; the calls that come wait" % name, later)
+        s.tmux.keys("Enter")
+        sc = live_wait(s, has("EXPR", "VALUE"), "Enter")
+        last = before[-1] if before else ("?", "?")
+        TAP.ok(sc is not None and re.search(r"^\u2502 +return_obj +%s *\u2502" % last[1], sc, re.M)
+               and re.search(r"^\u2502 +args +\(%s, 1\)" % last[0], sc, re.M),
+               "%s: Enter shows the call in full: its arguments and return value" % name,
+               tmux.capture())
+        s.tmux.keys("c")
+        sc = live_wait(s, lambda sc: "paused, " in sc and not WATCH_ADD.search(sc),
+                       "clear")
+        TAP.ok(sc is not None, "%s: c clears the list" % name, tmux.capture())
+        s.tmux.keys("Space")
+        sc = live_wait(s, lambda sc: "running (q stops)" in sc and WATCH_ADD.search(sc),
+                       "resumed")
+        TAP.ok(sc is not None, "%s: Space resumes" % name, tmux.capture())
+        s.tmux.keys("q")
+        sc = s.wait(lambda sc: "Watch \u00b7" not in sc and "watch: stopped after" in sc, "q")
+        TAP.ok(sc is not None and "the hooks are removed" in sc,
+               "%s: q stops the watch and closes the pane" % name, tmux.capture())
+        left = hooks_left(target)
+        TAP.ok(left == "[]", "%s: no hook is left in the target" % name, left)
+
+
+MONITOR_ROW = re.compile(r"(\d\d:\d\d:\d\d) +(\d+) +(\d+) +(\d+) +([\d.]+)% +([\d.]+) +([\d.]+) "
+                         r"+(\S+) +__main__\.maybe_fail")
+
+
+def monitor_pane(version, exe, workdir):
+    """:monitor on watch_target.py's maybe_fail (raises on odd numbers):
+    the monitor pane keeps one row, updated each cycle, with calls, the
+    failures of half of them and the change since the cycle before; q
+    stops it and closes the pane, and the target keeps no hook."""
+    name = "CPython %s monitor pane" % version
+    with watch_target_tui(exe, workdir, name) as (target, s, tmux):
+        tui_command(s, "monitor __main__ maybe_fail -c 0.5")
+        sc = live_wait(s, lambda sc: re.search(r"cycle [2-9]", sc) is not None and
+                       MONITOR_ROW.search(sc) is not None, "two cycles")
+        rows = MONITOR_ROW.findall(sc or "")
+        ok = len(rows) == 1
+        if ok:
+            _, total, success, fail, _, _, _, change = rows[0]
+            ok = (int(total) > 0 and int(success) + int(fail) == int(total)
+                  and abs(int(success) - int(fail)) <= 1 and change not in ("new", "-"))
+        TAP.ok(ok and "Monitor \u00b7 __main__.maybe_fail every 0.5 s" in sc,
+               "%s: one row per method, with its calls, failures and the change since "
+               "the cycle before" % name, tmux.capture())
+        s.tmux.keys("Escape")
+        sc = s.wait(lambda sc: "Monitor \u00b7" not in sc and "monitor: stopped after" in sc, "Esc")
+        TAP.ok(sc is not None, "%s: Esc stops the monitor and closes the pane" % name,
+               tmux.capture())
+        left = hooks_left(target)
+        TAP.ok(left == "[]", "%s: no hook is left in the target" % name, left)
+
+
+def on_versions(*scenarios):
+    """Run scenario(version, exe, workdir) of each of `scenarios` on the
+    interpreters named after the command (all when none)."""
+    want = sys.argv[2:]
+    workdir = tempfile.mkdtemp(prefix="fptui.", dir="/tmp")
+    try:
+        for version, exe in pythons():
+            if not want or version in want:
+                for scenario in scenarios:
+                    scenario(version, exe, workdir)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def watch_only():
+    """tuitest.py watch [VERSION...]: only the watch and monitor panes' scenarios."""
+    on_versions(watch_pane, monitor_pane)
+
+
 # ---- as a new user finds it (issue 8) ------------------------------------------
 
 def builtin_themes(target, workdir):
@@ -1765,7 +1952,7 @@ def screens():
         else:
             TAP.skip("golden screens", "CPython %s is not configured (goldens are made with it)" % want)
         for version, exe in pythons():
-            for fn in (smoke, names_smoke, agent_smoke, trace_pane):
+            for fn in (smoke, names_smoke, agent_smoke, trace_pane, watch_pane, monitor_pane):
                 scenario(fn, version, exe, workdir)
             if version != want:
                 scenario(flame, version, exe, workdir, False)
@@ -1913,7 +2100,7 @@ def main():
          "streams-all": lambda: streams_only(True),
          "flame": lambda: only(lambda v, exe, wd, g: flame(v, exe, wd, True),
                                lambda v, exe, wd, g: flame_modes(v, exe, wd)),
-         "mem": lambda: only(mem)}[what]()
+         "mem": lambda: only(mem), "watch": watch_only}[what]()
     except Exception as e:  # a harness bug must show as a failure, not a pass
         TAP.ok(False, "harness", "%s: %s" % (type(e).__name__, e))
     TAP.done()
