@@ -1079,6 +1079,8 @@ def watch_target_tui(exe, workdir, name):
         s.wait(has("Threads", "driver"), "open")
         yield target, s, tmux
         s.tmux.keys("q")
+        rc = s.finished()[0]
+        TAP.ok(rc == 0, "%s: flight_profiler quits with status 0" % name, "got %s" % rc)
         check_target(target, name, True)
     except RuntimeError as e:
         TAP.ok(False, name, str(e))
