@@ -252,6 +252,37 @@ tline_col_tail(struct tline *l, enum theme_elem el, const char *s, int width)
 	tline_col(l, el, p, width - 1, false);
 }
 
+/* The bars: eight heights, UTF-8 blocks or ASCII. */
+void
+tline_sparkline(struct tline *l, enum theme_elem el, const double *v, size_t n, size_t width)
+{
+	static const char *const bars[] = { "\u2581", "\u2582", "\u2583", "\u2584", "\u2585",
+	    "\u2586", "\u2587", "\u2588" };
+	static const char ascii[] = "_.-:=+*#";
+	double lo, hi;
+	size_t i, k;
+
+	if (n > width) {
+		v += n - width;
+		n = width;
+	}
+	for (i = 0; i < width - n; i++)
+		tline_add(l, EL_DEFAULT, " ");
+	lo = hi = n > 0 ? v[0] : 0.0;
+	for (i = 1; i < n; i++) {
+		lo = v[i] < lo ? v[i] : lo;
+		hi = v[i] > hi ? v[i] : hi;
+	}
+	for (i = 0; i < n; i++) {
+		k = hi > lo ? (size_t)((v[i] - lo) * 7.0 / (hi - lo) + 0.5) : 0;
+		k = k > 7 ? 7 : k;
+		if (draw_utf8())
+			tline_add(l, el, bars[k]);
+		else
+			tline_addn(l, el, &ascii[k], 1);
+	}
+}
+
 /* ---- to the screen -------------------------------------------------------- */
 
 struct run {

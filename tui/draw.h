@@ -54,6 +54,11 @@ void tline_add_text(struct tline *l, enum theme_elem el, const char *s);
 void tline_col(struct tline *l, enum theme_elem el, const char *s, int width, bool right);
 /* Same, keeping the end of `s` when it must be cut (paths). */
 void tline_col_tail(struct tline *l, enum theme_elem el, const char *s, int width);
+/*
+ * The last `width` of `n` values (oldest first) as a sparkline of
+ * `width` cells, right-aligned, scaled to their own range.
+ */
+void tline_sparkline(struct tline *l, enum theme_elem el, const double *v, size_t n, size_t width);
 
 /* Display cells of a UTF-8 string as drawn (an escape counts its characters). */
 int text_width(const char *s, size_t n);

@@ -1,7 +1,8 @@
 /*
  * The monitor pane: the table a `:monitor` keeps, one line per observed
  * method, updated in place at each cycle's end, with what changed since
- * the cycle before (calls up or down, the average cost up or down).
+ * the cycle before (calls up or down, the average cost up or down) and
+ * sparklines of the calls and the p99 cost over the last 8 cycles.
  * q or Esc stops the monitor, so that the agent removes its hooks, and
  * closes the pane.  Like the watch pane it only shows what the runner
  * hands it (runner_io.record).
@@ -16,9 +17,13 @@
 #include "core/model_monitor.h"
 #include "tui/tui.h"
 
+#define MONITOR_TREND 8	/* cycles in the sparklines */
+
 struct monitor_line {
 	char *method;
 	struct monitor_row cur, prev;	/* cur.cycle 0: none yet; prev.cycle 0: no previous */
+	double calls[MONITOR_TREND], p99[MONITOR_TREND];	/* the last cycles, oldest first */
+	size_t ntrend;
 };
 
 struct monitor_view {
@@ -92,6 +97,13 @@ cycled(struct pane *p, struct monitor_row *m)
 	l->prev = l->cur;
 	l->cur = *m;
 	memset(m, 0, sizeof *m);
+	if (l->ntrend == MONITOR_TREND) {
+		memmove(l->calls, l->calls + 1, (MONITOR_TREND - 1) * sizeof l->calls[0]);
+		memmove(l->p99, l->p99 + 1, (MONITOR_TREND - 1) * sizeof l->p99[0]);
+		l->ntrend--;
+	}
+	l->calls[l->ntrend] = (double)l->cur.calls;
+	l->p99[l->ntrend++] = l->cur.has_cost ? l->cur.p99_ms : 0.0;
 	if (l->cur.cycle > v->cycles)
 		v->cycles = l->cur.cycle;
 	pane_clamp(p);
@@ -178,8 +190,9 @@ static void
 monitor_header(struct pane *p, struct tline *l)
 {
 	(void)p;
-	tline_addf(l, EL_HEADER, "%-8s  %7s  %7s  %7s  %6s  %9s  %9s  %7s  %s", "TIME", "TOTAL",
-	    "SUCCESS", "FAIL", "FAIL%", "AVG ms", "P99 ms", "CHANGE", "METHOD");
+	tline_addf(l, EL_HEADER, "%-8s  %7s  %7s  %7s  %6s  %9s  %9s  %7s  %-8s  %-8s  %s", "TIME",
+	    "TOTAL", "SUCCESS", "FAIL", "FAIL%", "AVG ms", "P99 ms", "CHANGE", "CALLS", "P99",
+	    "METHOD");
 }
 
 /* What changed since the cycle before: calls (+3 / -2 / =) and the average (^ / v). */
@@ -215,8 +228,8 @@ monitor_draw_line(struct pane *p, size_t line, struct tline *l)
 	struct tm tm;
 
 	if (c->cycle == 0) {
-		tline_addf(l, EL_DEFAULT, "%-8s  %7s  %7s  %7s  %6s  %9s  %9s  %7s  ", "-", "-", "-", "-",
-		    "-", "-", "-", "");
+		tline_addf(l, EL_DEFAULT, "%-8s  %7s  %7s  %7s  %6s  %9s  %9s  %7s  %8s  %8s  ", "-",
+		    "-", "-", "-", "-", "-", "-", "", "", "");
 		tline_add(l, EL_MONITOR_METHOD, r->method);
 		return;
 	}
@@ -230,6 +243,10 @@ monitor_draw_line(struct pane *p, size_t line, struct tline *l)
 	else
 		tline_addf(l, EL_DEFAULT, "%9s  %9s  ", "-", "-");
 	change(r, l);
+	tline_sparkline(l, EL_MONITOR_TREND, r->calls, r->ntrend, MONITOR_TREND);
+	tline_add(l, EL_DEFAULT, "  ");
+	tline_sparkline(l, EL_MONITOR_TREND, r->p99, r->ntrend, MONITOR_TREND);
+	tline_add(l, EL_DEFAULT, "  ");
 	tline_add(l, EL_MONITOR_METHOD, r->method);
 	if (c->dropped > 0)
 		tline_addf(l, EL_MONITOR_FAIL, "  (%lld not counted)", c->dropped);

@@ -91,6 +91,7 @@ static const struct {
 	[EL_MONITOR_METHOD] = { { D, D, TA_BOLD }, TA_BOLD },
 	[EL_MONITOR_FAIL] = { { RGB(0xff, 0x5f, 0x5f), D, TA_BOLD }, TA_BOLD | TA_UNDERLINE },
 	[EL_MONITOR_DELTA] = { { RGB(0xff, 0xd7, 0x87), D, 0 }, 0 },
+	[EL_MONITOR_TREND] = { { RGB(0x5f, 0xaf, 0xd7), D, 0 }, 0 },
 };
 
 static const char *const color_names[] = {

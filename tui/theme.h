@@ -81,7 +81,8 @@
 	X(WATCH_DETAIL, "watch.detail") \
 	X(MONITOR_METHOD, "monitor.method") \
 	X(MONITOR_FAIL, "monitor.fail") \
-	X(MONITOR_DELTA, "monitor.delta")
+	X(MONITOR_DELTA, "monitor.delta") \
+	X(MONITOR_TREND, "monitor.trend")
 
 enum theme_elem {
 #define X(e, n) EL_##e,

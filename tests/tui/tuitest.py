@@ -1176,7 +1176,7 @@ def watch_pane(version, exe, workdir):
 
 
 MONITOR_ROW = re.compile(r"(\d\d:\d\d:\d\d) +(\d+) +(\d+) +(\d+) +([\d.]+)% +([\d.]+) +([\d.]+) "
-                         r"+(\S+) +__main__\.maybe_fail")
+                         r"+(\S+) +([\u2581-\u2588]+) +([\u2581-\u2588]+) +__main__\.maybe_fail")
 
 
 def monitor_pane(version, exe, workdir):
@@ -1192,12 +1192,13 @@ def monitor_pane(version, exe, workdir):
         rows = MONITOR_ROW.findall(sc or "")
         ok = len(rows) == 1
         if ok:
-            _, total, success, fail, _, _, _, change = rows[0]
+            _, total, success, fail, _, _, _, change, calls, p99 = rows[0]
             ok = (int(total) > 0 and int(success) + int(fail) == int(total)
-                  and abs(int(success) - int(fail)) <= 1 and change not in ("new", "-"))
+                  and abs(int(success) - int(fail)) <= 1 and change not in ("new", "-")
+                  and len(calls) >= 2 and len(calls) == len(p99))
         TAP.ok(ok and "Monitor \u00b7 __main__.maybe_fail every 0.5 s" in sc,
-               "%s: one row per method, with its calls, failures and the change since "
-               "the cycle before" % name, tmux.capture())
+               "%s: one row per method, with its calls, failures, the change since "
+               "the cycle before and sparklines of the cycles" % name, tmux.capture())
         s.tmux.keys("Escape")
         sc = s.wait(lambda sc: "Monitor \u00b7" not in sc and "monitor: stopped after" in sc, "Esc")
         TAP.ok(sc is not None, "%s: Esc stops the monitor and closes the pane" % name,
