@@ -130,18 +130,36 @@ live_key(struct tui *t, int key, bool fkey)
 	if (p == NULL || !p->visible || p->ops->live == NULL || !p->ops->live(p) ||
 	    (fkey && key == KEY_MOUSE))
 		return false;
+	if (t->prompt == PROMPT_SEARCH || t->prompt == PROMPT_FILTER) {
+		prompt_key(t, key, fkey);	/* they only look at the pane */
+		return true;
+	}
 	if (!fkey && key == '\r')
 		key = '\n';
 	keys = panes_keys(t);
 	if ((b = keymap_lookup(&keys, key)) == NULL)
 		return false;
-	if (b->action == A_BACK) {
+	switch (b->action) {
+	case A_BACK:
 		if (!p->ops->key(p, A_BACK))
 			return false;
 		t->interrupt = true;
 		return true;
+	case A_SEARCH:
+		prompt_open(t, PROMPT_SEARCH, NULL);
+		return true;
+	case A_SEARCH_NEXT:
+	case A_SEARCH_PREV:
+		prompt_search(t, b->action == A_SEARCH_NEXT);
+		return true;
+	case A_FILTER:
+		if (p->ops->filter == NULL)
+			return false;
+		prompt_open(t, PROMPT_FILTER, p->ops->filter_text(p));
+		return true;
+	default:
+		return p->ops->key(p, b->action) || panes_move(p, b->action);
 	}
-	return p->ops->key(p, b->action) || panes_move(p, b->action);
 }
 
 /* Keys while a statement runs: interrupt, leave, scroll. */

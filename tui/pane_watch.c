@@ -2,7 +2,8 @@
  * The watch pane: the calls a `:watch` observes, one line each as they
  * arrive (time, thread, cost, method, a one-line summary of the values),
  * the newest kept in view unless the user moved up (the title then counts
- * the new ones).  Enter unfolds the call under the cursor into the text
+ * the new ones); \\ keeps only the calls whose method or values match a
+ * PCRE2 pattern.  Enter unfolds the call under the cursor into the text
  * `watch` prints in --cmd; Space pauses the display (calls are still
  * counted and kept); c clears; q or Esc stops the watch, so that the agent
  * removes its hooks, and closes the pane.  It only shows: the runner hands
@@ -46,6 +47,8 @@ struct watch_view {
 	char *what;		/* the watched method(s) */
 	char *end;		/* "done after 3 calls", or NULL while running */
 	bool running, paused, leave;
+	char *filter;		/* only calls whose line matches it, or NULL */
+	pcre2_code *filter_re;
 	struct watch_line *lines;
 	size_t nlines, alines;
 };
@@ -109,20 +112,34 @@ call_clear(struct watch_call *c)
 	memset(c, 0, sizeof *c);
 }
 
+/* Does the call pass the filter (its method or its values match)? */
+static bool
+passes(const struct watch_view *v, const struct watch_call *c, pcre2_match_data *md)
+{
+	return v->filter_re == NULL ||
+	    pcre2_match(v->filter_re, (PCRE2_SPTR)c->w.method, PCRE2_ZERO_TERMINATED, 0, 0, md,
+	    NULL) >= 0 ||
+	    pcre2_match(v->filter_re, (PCRE2_SPTR)c->summary, PCRE2_ZERO_TERMINATED, 0, 0, md,
+	    NULL) >= 0;
+}
+
 static void
 rebuild(struct pane *p)
 {
 	struct watch_view *v = p->data;
+	pcre2_match_data *md = v->filter_re ?
+	    pcre2_match_data_create_from_pattern(v->filter_re, NULL) : NULL;
 	struct watch_line *l;
 	size_t i, k;
 
 	v->nlines = 0;
 	for (i = 0; i < v->shown; i++)
-		for (k = 0; k <= v->calls[i].nfull; k++) {
+		for (k = 0; k <= v->calls[i].nfull && passes(v, &v->calls[i], md); k++) {
 			l = ARRAY_PUSH(v->lines, v->nlines, v->alines);
 			l->call = i;
 			l->sub = k;
 		}
+	pcre2_match_data_free(md);
 	pane_clamp(p);
 	p->tui->dirty = true;
 }
@@ -157,24 +174,42 @@ started(struct pane *p, const struct watch_record *w)
 	rebuild(p);
 }
 
+/* Is the cursor on the last line (or the list empty): does it follow the newest? */
+static bool
+following(const struct pane *p)
+{
+	const struct watch_view *v = p->data;
+
+	return v->nlines == 0 || p->cursor + 1 >= v->nlines;
+}
+
+/* The cursor on the newest call. */
+static void
+follow_newest(struct pane *p)
+{
+	struct watch_view *v = p->data;
+
+	if (v->nlines > 0)
+		pane_set_cursor(p, v->nlines - 1 - v->lines[v->nlines - 1].sub);
+	v->unseen = 0;
+}
+
 /* Show what came while paused; follow the newest while the cursor is on the last line. */
 static void
 show_new(struct pane *p)
 {
 	struct watch_view *v = p->data;
-	size_t old = v->nlines, added = v->ncalls - v->shown;
-	bool follow = old == 0 || p->cursor + 1 >= old;
+	size_t added = v->ncalls - v->shown;
+	bool follow = following(p);
 
 	if (added == 0)
 		return;
 	v->shown = v->ncalls;
 	rebuild(p);
-	if (follow) {
-		pane_set_cursor(p, v->nlines - 1 - v->calls[v->shown - 1].nfull);
-		v->unseen = 0;
-	} else {
+	if (follow)
+		follow_newest(p);
+	else
 		v->unseen += added;
-	}
 }
 
 /* Keep the call (moved out of *w); the oldest goes from a full store. */
@@ -187,7 +222,10 @@ arrived(struct pane *p, struct watch_record *w)
 	if (v->calls == NULL)
 		v->calls = xcalloc(WATCH_KEEP, sizeof *v->calls);
 	if (v->ncalls == WATCH_KEEP) {
-		size_t gone = 1 + v->calls[0].nfull;
+		size_t gone = 0;
+
+		while (gone < v->nlines && v->lines[gone].call == 0)
+			gone++;	/* its lines: none when filtered out */
 
 		call_clear(&v->calls[0]);
 		memmove(&v->calls[0], &v->calls[1], (WATCH_KEEP - 1) * sizeof v->calls[0]);
@@ -275,8 +313,36 @@ watch_close(struct pane *p)
 	free(v->lines);
 	free(v->what);
 	free(v->end);
+	free(v->filter);
+	pcre2_code_free(v->filter_re);
 	free(v);
 	p->data = NULL;
+}
+
+static bool
+watch_filter(struct pane *p, const char *re, char **cause)
+{
+	struct watch_view *v = p->data;
+	pcre2_code *code;
+	bool follow;
+
+	if (!pane_filter_compile(re, &code, cause))
+		return false;
+	pcre2_code_free(v->filter_re);
+	free(v->filter);
+	v->filter_re = code;
+	v->filter = code ? xstrdup(re) : NULL;
+	follow = following(p);
+	rebuild(p);
+	if (follow)
+		follow_newest(p);
+	return true;
+}
+
+static const char *
+watch_filter_text(struct pane *p)
+{
+	return ((struct watch_view *)p->data)->filter;
 }
 
 static size_t
@@ -301,6 +367,8 @@ watch_title(struct pane *p, struct sbuf *out)
 		sbuf_addf(out, "paused, %zu waiting (Space resumes)", v->ncalls - v->shown);
 	else
 		sbuf_add(out, "running (q stops)");
+	if (v->filter != NULL)
+		sbuf_addf(out, " %s matching /%s/", glyph(G_DOT), v->filter);
 	if (v->unseen > 0)
 		sbuf_addf(out, " %s %zu new", glyph(G_DOT), v->unseen);
 }
@@ -438,6 +506,8 @@ static const struct keybinding watch_keys[] = {
 	{ NULL, KEY_ENTER, A_ENTER, NULL, "show the call's values in full, or fold them again" },
 	{ NULL, ' ', A_PAUSE, "Pause", "pause or resume the list (calls are still kept)" },
 	{ NULL, 'c', A_CLEAR, "Clear", "clear the list" },
+	{ NULL, '\\', A_FILTER, "Filter", "show only the calls whose method or values match a "
+	    "regular expression (empty: all)" },
 	{ NULL, 'q', A_BACK, "Stop", "stop the watch (the hooks are removed) and close the pane" },
 	{ .key = 0 },
 };
@@ -457,5 +527,7 @@ const struct pane_ops pane_watch_ops = {
 	.draw_line = watch_draw_line,
 	.key = watch_key,
 	.moved = watch_moved,
+	.filter = watch_filter,
+	.filter_text = watch_filter_text,
 	.live = watch_live,
 };

@@ -231,6 +231,11 @@ void pane_set_cursor(struct pane *p, size_t line);
 void pane_clamp(struct pane *p);
 /* `n` lines went from the start of the pane: what is on screen stays. */
 void pane_lines_dropped(struct pane *p, size_t n);
+/*
+ * For a pane's filter (ops->filter): `re` compiled (caseless, UTF-8) into
+ * *code, NULL when it is empty; false with *cause on a bad pattern.
+ */
+bool pane_filter_compile(const char *re, pcre2_code **code, char **cause);
 /* Lines of the list area (frame and header excluded). */
 int pane_rows(const struct pane *p);
 /* The selected thread of the snapshot, or NULL. */

@@ -1131,7 +1131,8 @@ def watch_pane(version, exe, workdir):
         tui_command(s, "watch __main__ add --expr args,return_obj -n 100000")
         sc = live_wait(s, lambda sc: "running (q stops)" in sc and len(WATCH_ADD.findall(sc)) >= 3,
                        "running watch")
-        TAP.ok(sc is not None and re.search(r"Enter Expand +Space Pause +c Clear +q Stop", sc),
+        TAP.ok(sc is not None
+               and re.search(r"Enter Expand +Space Pause +c Clear +\\ Filter +q Stop", sc),
                "%s: a running watch lists the calls as they come; the bar shows the pane's keys"
                % name, tmux.capture())
         # Moved up from the newest: the list stays, the title counts the new calls.
@@ -1143,6 +1144,21 @@ def watch_pane(version, exe, workdir):
         s.tmux.keys("G")
         sc = live_wait(s, lambda sc: "running (q stops) \u2500" in sc, "following again")
         TAP.ok(sc is not None, "%s: at the last line again, it follows the newest" % name,
+               tmux.capture())
+        # \\ keeps the calls whose values match; an empty pattern shows all again.
+        s.tmux.keys("\\")
+        s.tmux.type("return_obj=\\d*7$")
+        s.tmux.keys("Enter")
+        sc = live_wait(s, lambda sc: "matching /return_obj=\\d*7$/" in sc and
+                       len(WATCH_ADD.findall(sc)) >= 2, "filtered")
+        rows = WATCH_ADD.findall(sc or "")
+        TAP.ok(sc is not None and all(r.endswith("7") for _, r in rows),
+               "%s: \\ filters the calls by their values while the watch runs" % name,
+               tmux.capture())
+        s.tmux.keys("\\", "C-u", "Enter")
+        sc = live_wait(s, lambda sc: "matching" not in sc and
+                       len(set(r[-1] for _, r in WATCH_ADD.findall(sc))) > 1, "unfiltered")
+        TAP.ok(sc is not None, "%s: an empty filter shows every call again" % name,
                tmux.capture())
         s.tmux.keys("Space")
         sc = live_wait(s, has("paused, "), "paused")
