@@ -1,14 +1,15 @@
 /*
  * The watch pane: the calls a `:watch` observes, one line each as they
- * arrive (time, thread, cost, method, a one-line summary of the values),
- * the newest kept in view unless the user moved up (the title then counts
- * the new ones); \\ keeps only the calls whose method or values match a
- * PCRE2 pattern.  Enter unfolds the call under the cursor into the text
- * `watch` prints in --cmd; Space pauses the display (calls are still
- * counted and kept); c clears; q or Esc stops the watch, so that the agent
- * removes its hooks, and closes the pane.  It only shows: the runner hands
- * it the events (runner_io.record) and Esc reaches the runner as an
- * interrupt (tui/console.c).
+ * arrive (time, thread when the agent names it, cost, method, a one-line
+ * summary of the values), the newest kept in view unless the user moved
+ * up (the title then counts the new ones); a backslash keeps only the
+ * calls whose method or values match a PCRE2 pattern.  Enter unfolds the
+ * call under the cursor into the text `watch` prints in --cmd; Space
+ * pauses the display (calls are still counted and kept); c clears; q or
+ * Esc stops the watch, so that the agent removes its hooks, and closes
+ * the pane.  It only shows: the runner hands it the events
+ * (runner_io.record) and Esc reaches the runner as an interrupt
+ * (tui/console.c).
  */
 #include "config.h"
 
@@ -47,6 +48,7 @@ struct watch_view {
 	char *what;		/* the watched method(s) */
 	char *end;		/* "done after 3 calls", or NULL while running */
 	bool running, paused, leave;
+	bool threads;		/* the agent names the calling threads: a THREAD column */
 	char *filter;		/* only calls whose line matches it, or NULL */
 	pcre2_code *filter_re;
 	struct watch_line *lines;
@@ -242,6 +244,7 @@ arrived(struct pane *p, struct watch_record *w)
 	c->w = *w;
 	memset(w, 0, sizeof *w);
 	c->summary = summary(&c->w);
+	v->threads = v->threads || c->w.thread != NULL;
 	v->seen++;
 	if (c->w.dropped > v->agent_dropped)
 		v->agent_dropped = c->w.dropped;
@@ -376,13 +379,16 @@ watch_title(struct pane *p, struct sbuf *out)
 static void
 watch_header(struct pane *p, struct tline *l)
 {
-	(void)p;
-	tline_addf(l, EL_HEADER, "%-12s  %-12s  %9s  %-24s  %s", "TIME", "THREAD", "COST ms",
-	    "METHOD", "VALUES");
+	struct watch_view *v = p->data;
+
+	tline_addf(l, EL_HEADER, "%-12s  ", "TIME");
+	if (v->threads)
+		tline_addf(l, EL_HEADER, "%-12s  ", "THREAD");
+	tline_addf(l, EL_HEADER, "%9s  %-24s  %s", "COST ms", "METHOD", "VALUES");
 }
 
 static void
-call_line(const struct watch_call *c, struct tline *l)
+call_line(const struct watch_view *v, const struct watch_call *c, struct tline *l)
 {
 	const struct watch_record *w = &c->w;
 	bool raised = w->exception != NULL;
@@ -393,7 +399,8 @@ call_line(const struct watch_call *c, struct tline *l)
 	if (localtime_r(&sec, &tm) == NULL || strftime(when, sizeof when, "%H:%M:%S", &tm) == 0)
 		strcpy(when, "?");
 	tline_addf(l, EL_WATCH_TIME, "%s.%03d  ", when, (int)((w->time - (double)sec) * 1000) % 1000);
-	tline_addf(l, EL_DEFAULT, "%-12.12s  ", w->thread ? w->thread : "-");
+	if (v->threads)
+		tline_addf(l, EL_DEFAULT, "%-12.12s  ", w->thread ? w->thread : "-");
 	if (w->has_cost)
 		tline_addf(l, EL_WATCH_COST, "%9.3f  ", w->cost_ms);
 	else
@@ -410,7 +417,7 @@ watch_draw_line(struct pane *p, size_t line, struct tline *l)
 	const struct watch_call *c = &v->calls[wl->call];
 
 	if (wl->sub == 0)
-		call_line(c, l);
+		call_line(v, c, l);
 	else
 		tline_add(l, EL_WATCH_DETAIL, c->full[wl->sub - 1]);
 }
