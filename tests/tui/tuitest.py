@@ -1067,9 +1067,10 @@ def tui_command(s, line):
 
 
 @contextlib.contextmanager
-def watch_target_tui(exe, workdir, name):
+def watch_target_tui(exe, workdir, name, alive=True):
     """(target, session, tmux) on tests/agent/targets/watch_target.py, in a
-    160x40 terminal; afterwards q quits and the target is checked."""
+    160x40 terminal; afterwards (alive: the target should be) q quits and
+    the target is checked."""
     tmux = Tmux(160, 40)
     target = None
     try:
@@ -1078,10 +1079,11 @@ def watch_target_tui(exe, workdir, name):
         s = Session(tmux, target, workdir)
         s.wait(has("Threads", "driver"), "open")
         yield target, s, tmux
-        s.tmux.keys("q")
-        rc = s.finished()[0]
-        TAP.ok(rc == 0, "%s: flight_profiler quits with status 0" % name, "got %s" % rc)
-        check_target(target, name, True)
+        if alive:
+            s.tmux.keys("q")
+            rc = s.finished()[0]
+            TAP.ok(rc == 0, "%s: flight_profiler quits with status 0" % name, "got %s" % rc)
+            check_target(target, name, True)
     except RuntimeError as e:
         TAP.ok(False, name, str(e))
     finally:
@@ -1191,6 +1193,22 @@ def watch_pane(version, exe, workdir):
         TAP.ok(left == "[]", "%s: no hook is left in the target" % name, left)
 
 
+def watch_target_exits(exe, workdir):
+    """The target exits while a watch runs: the pane keeps the calls it
+    showed and says the watch ended; q then leaves the pane and quits."""
+    name = "watch pane, target exits"
+    with watch_target_tui(exe, workdir, name, alive=False) as (target, s, tmux):
+        tui_command(s, "watch __main__ add --expr args,return_obj -n 100000")
+        live_wait(s, lambda sc: len(WATCH_ADD.findall(sc)) >= 3, "running watch")
+        target.proc.kill()
+        sc = s.wait(lambda sc: re.search(r"\d+ seen, \d+ dropped \u00b7 ended after \d+ calls", sc)
+                    and "TARGET EXITED" in sc, "ended")
+        TAP.ok(sc is not None and len(WATCH_ADD.findall(sc)) >= 3,
+               "%s: the calls shown stay, the title says it ended" % name, tmux.capture())
+        s.tmux.keys("q", "q")
+        TAP.ok(s.finished()[0] == 0, "%s: q closes the pane, q quits with status 0" % name)
+
+
 MONITOR_ROW = re.compile(r"(\d\d:\d\d:\d\d) +(\d+) +(\d+) +(\d+) +([\d.]+)% +([\d.]+) +([\d.]+) "
                          r"+(\S+) +([\u2581-\u2588]+) +([\u2581-\u2588]+) +__main__\.maybe_fail")
 
@@ -1239,7 +1257,13 @@ def on_versions(*scenarios):
 
 def watch_only():
     """tuitest.py watch [VERSION...]: only the watch and monitor panes' scenarios."""
-    on_versions(watch_pane, monitor_pane)
+    on_versions(watch_pane, monitor_pane, lambda version, exe, workdir: (
+        version == golden_python() and watch_target_exits(exe, workdir)))
+
+
+def golden_python():
+    with open(os.path.join(GOLDEN, "PYTHON")) as f:
+        return f.read().strip()
 
 
 # ---- as a new user finds it (issue 8) ------------------------------------------
@@ -1963,7 +1987,8 @@ def screens():
             scenario(golden_run, exe, workdir, 200, 50, (120, 40))
             scenario(agent_run, exe, workdir, 80, 24)
             scenario(agent_run, exe, workdir, 200, 50)
-            for fn in (more_keys, newuser, streams, signals, target_exits, tt_pane):
+            for fn in (more_keys, newuser, streams, signals, target_exits, tt_pane,
+                       watch_target_exits):
                 scenario(fn, exe, workdir)
             scenario(hostile, want, exe, workdir)
             scenario(flame, want, exe, workdir, True)
