@@ -1241,29 +1241,11 @@ def monitor_pane(version, exe, workdir):
         TAP.ok(left == "[]", "%s: no hook is left in the target" % name, left)
 
 
-def on_versions(*scenarios):
-    """Run scenario(version, exe, workdir) of each of `scenarios` on the
-    interpreters named after the command (all when none)."""
-    want = sys.argv[2:]
-    workdir = tempfile.mkdtemp(prefix="fptui.", dir="/tmp")
-    try:
-        for version, exe in pythons():
-            if not want or version in want:
-                for scenario in scenarios:
-                    scenario(version, exe, workdir)
-    finally:
-        shutil.rmtree(workdir, ignore_errors=True)
-
-
 def watch_only():
     """tuitest.py watch [VERSION...]: only the watch and monitor panes' scenarios."""
-    on_versions(watch_pane, monitor_pane, lambda version, exe, workdir: (
-        version == golden_python() and watch_target_exits(exe, workdir)))
-
-
-def golden_python():
-    with open(os.path.join(GOLDEN, "PYTHON")) as f:
-        return f.read().strip()
+    only(lambda version, exe, workdir, golden: watch_pane(version, exe, workdir),
+         lambda version, exe, workdir, golden: monitor_pane(version, exe, workdir),
+         lambda version, exe, workdir, golden: golden and watch_target_exits(exe, workdir))
 
 
 # ---- as a new user finds it (issue 8) ------------------------------------------
