@@ -199,6 +199,48 @@ parse_options(int argc, char **argv, struct options *o)
 	return FP_OK;
 }
 
+/*
+ * Options, the PID (or a list of them) before or after them, and what
+ * they say together.  Returns FP_OK to go on, -1 when --help or --version
+ * answered, or FP_EUSAGE after saying what is wrong.
+ */
+static int
+parse_command_line(int argc, char **argv, struct options *o, struct proc_set_spec *set,
+    pid_t *pid)
+{
+	char *cause = NULL;
+	int rc;
+
+	if ((rc = parse_options(argc, argv, o)) != FP_OK)
+		return rc;
+	if (optind < argc) {
+		if (procset_parse_pids(set, argv[optind], &cause) != FP_OK) {
+			termsafe_error(stderr, cause);
+			free(cause);
+			return FP_EUSAGE;
+		}
+		*pid = set->pids[0];
+		optind++;
+	}
+	/* Allow the PID before or after the options. */
+	if (optind < argc && (rc = parse_options(argc, argv, o)) != FP_OK)
+		return rc;
+	if (optind < argc)
+		return usage_error("unexpected argument '%s'", argv[optind]);
+	if (*pid == 0 && o->cmd == NULL && o->match == NULL)
+		return usage_error("no process given: flight_profiler PID");
+	if (o->tree && *pid == 0)
+		return usage_error("--tree needs the PID at its root");
+	set->tree = o->tree;
+	set->match = o->match ? xstrdup(o->match) : NULL;
+	if (procset_is_set(set) && o->cmd == NULL)
+		return usage_error("a process set (--tree, --match, PID,PID) works with --cmd so far");
+	/* An empty --cmd (a variable that was not set, say) is a mistake, not a no-op. */
+	if (o->cmd != NULL && o->cmd[strspn(o->cmd, " \t\r\n")] == '\0')
+		return usage_error("--cmd: the command is empty");
+	return FP_OK;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -206,40 +248,14 @@ main(int argc, char **argv)
 	struct proc_set_spec set = { 0 };
 	struct runner *r;
 	pid_t pid = 0;
-	char *cause = NULL;
 	int rc;
 
 	/* The one place the layers meet: core/ loads the agent with inject/. */
 	attach_set_loader(&inject_loader);
-	if ((rc = parse_options(argc, argv, &o)) != FP_OK)
-		return rc < 0 ? FP_OK : rc;
-	if (optind < argc) {
-		if (procset_parse_pids(&set, argv[optind], &cause) != FP_OK) {
-			termsafe_error(stderr, cause);
-			free(cause);
-			return FP_EUSAGE;
-		}
-		pid = set.pids[0];
-		optind++;
-	}
-	/* Allow the PID before or after the options. */
-	if (optind < argc && (rc = parse_options(argc, argv, &o)) != FP_OK)
-		return rc < 0 ? FP_OK : rc;
-	if (optind < argc)
-		return usage_error("unexpected argument '%s'", argv[optind]);
-	if (pid == 0 && o.cmd == NULL && o.match == NULL)
-		return usage_error("no process given: flight_profiler PID");
-	if (o.tree && pid == 0)
-		return usage_error("--tree needs the PID at its root");
-	set.tree = o.tree;
-	set.match = o.match ? xstrdup(o.match) : NULL;
-	if (procset_is_set(&set) && o.cmd == NULL) {
+	if ((rc = parse_command_line(argc, argv, &o, &set, &pid)) != FP_OK) {
 		procset_spec_clear(&set);
-		return usage_error("a process set (--tree, --match, PID,PID) works with --cmd so far");
+		return rc < 0 ? FP_OK : rc;
 	}
-	/* An empty --cmd (a variable that was not set, say) is a mistake, not a no-op. */
-	if (o.cmd != NULL && o.cmd[strspn(o.cmd, " \t\r\n")] == '\0')
-		return usage_error("--cmd: the command is empty");
 
 	guard_install();
 	if (o.cmd != NULL) {
