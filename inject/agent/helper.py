@@ -380,6 +380,31 @@ class WatchError(Exception):
     """A watch that cannot start: the message says why, for the client."""
 
 
+def _is_main_thread(ident):
+    """Does thread ident run __main__'s module code at its bottom?  For a
+    program that never imported threading (or imported it late, from
+    another thread), threading cannot say which thread is the main one."""
+    f = sys._current_frames().get(ident)
+    main = sys.modules.get("__main__")
+    while f is not None and f.f_back is not None:
+        f = f.f_back
+    return f is not None and main is not None and f.f_globals is getattr(main, "__dict__", None)
+
+
+def _thread_name(ident):
+    """Python's name of thread ident, from threading's registries (never
+    its lock); else MainThread or the ident."""
+    th = sys.modules.get("threading")
+    for reg in ("_active", "_limbo"):
+        try:
+            t = getattr(th, reg, {}).get(ident) if th is not None else None
+            if t is not None:
+                return str(t._name)
+        except BaseException:
+            continue
+    return "MainThread" if _is_main_thread(ident) else "ident %d" % ident
+
+
 class _Watch(object):
     __slots__ = ("queue", "dropped", "active", "before", "stack", "installs")
 
@@ -428,13 +453,13 @@ def _snapshot(args, kwargs):
 def _make_hooks(w, label, bound):
     """enter(args, kwargs) -> state and leave(state, ret, exc) for one
     observed function (observe.py); bound: its first argument is the
-    target (self or cls).  Both only capture references and the clock."""
+    target (self or cls).  Both only capture references, the clock and the thread ident."""
     q = w.queue
     MAXQ = _WATCH_QUEUE
 
     def put(t0, cost, args, kwargs, ret, exc, stack):
         if len(q) < MAXQ:
-            q.append((label, bound, t0, cost, args, kwargs, ret, exc, stack))
+            q.append((label, bound, t0, cost, args, kwargs, ret, exc, stack, _get_ident()))
         else:
             w.dropped += 1
 
@@ -446,7 +471,8 @@ def _make_hooks(w, label, bound):
         def leave(st, ret, exc):
             t0 = st[2]
             if len(q) < MAXQ:
-                q.append((label, bound, t0, _ns() - t0, st[0], st[1], ret, exc, None))
+                q.append((label, bound, t0, _ns() - t0, st[0], st[1], ret, exc, None,
+                          _get_ident()))
             else:
                 w.dropped += 1
         return enter, leave
@@ -669,7 +695,7 @@ def _watch_loop(w, spec, exprs, filt, matched, labels, record, cancelled):
     record({"started": True, "matched": matched, "observed": labels}, [])
     reported_drops = 0
     for call in observed_calls(w, cancelled, lambda: shown < limit):
-        label, bound, t0, cost, args, kwargs, ret, exc, stack = call
+        label, bound, t0, cost, args, kwargs, ret, exc, stack, ident = call
         if exc is not None and only_ok:
             continue
         if exc is None and only_exc and cost is not None:
@@ -681,7 +707,7 @@ def _watch_loop(w, spec, exprs, filt, matched, labels, record, cancelled):
         ns = {"target": target, "return_obj": ret, "cost": ms, "args": args,
               "kwargs": kwargs}
         meta = {"method": label, "time": time.time() - (_ns() - t0) / 1e9,
-                "cost_ms": ms if cost is not None else None}
+                "cost_ms": ms if cost is not None else None, "thread": _thread_name(ident)}
         if exc is not None:
             meta["exception"] = _describe_exc(exc)
         if stack is not None:

@@ -68,28 +68,6 @@ class _Trace(_Watch):
         return enter, leave
 
 
-def _is_main_thread(ident):
-    """Does thread ident run __main__'s module code at its bottom?  For a
-    program that never imported threading (or imported it late, from
-    another thread), threading cannot say which thread is the main one."""
-    f = sys._current_frames().get(ident)
-    main = sys.modules.get("__main__")
-    while f is not None and f.f_back is not None:
-        f = f.f_back
-    return f is not None and main is not None and f.f_globals is getattr(main, "__dict__", None)
-
-
-def _thread_name(ident):
-    th = sys.modules.get("threading")
-    t = getattr(th, "_active", {}).get(ident) if th is not None else None
-    try:
-        if t is not None:
-            return str(t._name)
-    except BaseException:
-        pass
-    return "MainThread" if _is_main_thread(ident) else "ident %d" % ident
-
-
 def trace_run(conn, rid, spec, record, cancelled):
     """Trace calls until -n trees were shown, the request is cancelled or
     the connection closed.  record(meta, recorder) sends one tree."""

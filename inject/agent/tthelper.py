@@ -143,19 +143,6 @@ def _tt_mutated(r):
     return now != r.fp
 
 
-def _tt_thread_name(ident):
-    th = sys.modules.get("threading")
-    if th is not None:
-        for reg in ("_active", "_limbo"):
-            try:
-                t = getattr(th, reg, {}).get(ident)
-                if t is not None:
-                    return str(t._name)
-            except BaseException:
-                continue
-    return "?"
-
-
 class _TTStore(object):
     def __init__(self):
         self.records = {}       # index -> _TTRecord, oldest first
@@ -303,10 +290,10 @@ def _tt_record(conn, rid, spec, record, cancelled):
             start["evicted"] = ev
         record(start, [])
         for call in observed_calls(w, cancelled, lambda: stored < limit):
-            (label, bound, t0, cost, args, kwargs, ret, exc, _), ident, fp = call
+            (label, bound, t0, cost, args, kwargs, ret, exc, _, _), ident, fp = call
             wall = time.time() - (_ns() - t0) / 1e9
             r = _tt_new(label, where.get(label), bound, args, kwargs, ret, exc, cost / 1e6,
-                        wall, ident, _tt_thread_name(ident), fp)
+                        wall, ident, _thread_name(ident), fp)
             if filt is not None:
                 try:
                     keep = eval(filt, g, _tt_names(r))
