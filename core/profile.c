@@ -68,8 +68,11 @@ profile_new(bool by_thread)
 	struct profile_node *root = ARRAY_PUSH(p->nodes, p->nnodes, p->anodes);
 
 	memset(root, 0, sizeof *root);
+	static uint64_t serials;
+
 	root->frame = root->parent = root->child = root->sibling = PROFILE_NONE;
 	p->by_thread = by_thread;
+	p->serial = __atomic_add_fetch(&serials, 1, __ATOMIC_RELAXED);
 	return p;
 }
 

@@ -42,6 +42,11 @@ struct profile {
 	struct profile_node *nodes;	/* nodes[0] is the root */
 	size_t nnodes, anodes;
 	bool by_thread;
+	/*
+	 * Unique per profile_new() in this process: a view tells a new
+	 * profile from an old one freed at the same address.
+	 */
+	uint64_t serial;
 	/* private: lookup tables */
 	struct profile_slot *codes, *names, *children;
 	size_t acodes, ncodes, anames, nnames, achildren, nchildren;

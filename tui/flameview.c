@@ -7,6 +7,18 @@
 
 #include "core/util.h"
 
+static void
+forget_labels(struct flameview *v)
+{
+	size_t i;
+
+	for (i = 0; i < v->nlabels; i++) {
+		free(v->labels[i]);
+		free(v->shorts[i]);
+	}
+	v->nlabels = 0;
+}
+
 void
 flameview_free(struct flameview *v)
 {
@@ -15,10 +27,7 @@ flameview_free(struct flameview *v)
 	for (i = 0; i < v->arows; i++)
 		free(v->rows[i].cells);
 	free(v->rows);
-	for (i = 0; i < v->nlabels; i++) {
-		free(v->labels[i]);
-		free(v->shorts[i]);
-	}
+	forget_labels(v);
 	free(v->labels);
 	free(v->shorts);
 	free(v->rank);
@@ -65,6 +74,11 @@ update_labels(struct flameview *v, const struct profile *p)
 	uint32_t *order;
 	size_t i;
 
+	/* Another profile (a new mode, another thread's): its frames are others. */
+	if (v->labelled != p->serial) {
+		forget_labels(v);
+		v->labelled = p->serial;
+	}
 	if (v->nlabels == p->nframes)
 		return;
 	array_reserve(&v->labels, &v->alabels, p->nframes, sizeof *v->labels);

@@ -45,6 +45,7 @@ struct flameview {
 	uint8_t *color;		/* 0 .. FLAMEVIEW_COLORS - 1, by module */
 	uint32_t *rank;
 	size_t nlabels, alabels, ashorts, acolor;
+	uint64_t labelled;	/* the serial of the profile the labels are of */
 };
 
 void flameview_free(struct flameview *v);
