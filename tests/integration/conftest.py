@@ -224,8 +224,11 @@ class Target:
     def output(self):
         """What the target wrote so far: (stdout, stderr) as text."""
         def read(f):
-            f.seek(0)
-            return f.read().decode("utf-8", "replace")
+            # Through a file description of our own: the target writes
+            # through one that shares f's offset, and seeking f back to 0
+            # would make its next line overwrite the first.
+            with open("/proc/self/fd/%d" % f.fileno(), "rb") as g:
+                return g.read().decode("utf-8", "replace")
         return read(self.stdout), read(self.stderr)
 
     def _wait_ready(self, fd):
