@@ -114,23 +114,29 @@ class Target:
                                      env=env, pass_fds=(w,), stdin=subprocess.DEVNULL,
                                      stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         os.close(w)
-        ready = b""
-        end = time.monotonic() + 30
-        while b"\n" not in ready and time.monotonic() < end:
+        ready, closed = b"", False
+        start = time.monotonic()
+        while b"\n" not in ready and time.monotonic() < start + 30:
             rl, _, _ = select.select([r], [], [], 0.5)
             if rl:
                 chunk = os.read(r, 64)
                 if not chunk:
+                    closed = True
                     break
                 ready += chunk
         os.close(r)
         if not ready.startswith(b"ready"):
-            if self.proc.poll() is None:
+            waited = time.monotonic() - start
+            alive = self.proc.poll() is None
+            if alive:
                 self.proc.kill()
             err = self.proc.stderr.read().decode(errors="replace")
             self.stop()
-            raise RuntimeError("target %s did not become ready (exit %s): %s" % (
-                exe, self.proc.returncode, err))
+            raise RuntimeError("target %s %s did not become ready: after %.1f s %s, exit %s, "
+                               "stderr: %r" % (exe, script, waited,
+                                               "its ready pipe closed" if closed else "still waiting",
+                                               "(killed by us)" if alive else self.proc.returncode,
+                                               err))
         self.pid = self.proc.pid
         # An agent directory left by an earlier process of this pid is not ours.
         shutil.rmtree("/tmp/.flight_profiler-%d" % self.pid, ignore_errors=True)
