@@ -22,16 +22,16 @@ num(json_t *o, const char *key)
 	return json_number_value(json_object_get(o, key));
 }
 
-/* "+1.25 MB" (1024-based, signed). */
+/* "+1.25 MB" (1024-based, signed); "-" where nothing measured it. */
 static void
-mem_cell(char *buf, size_t n, json_t *v)
+mem_cell(char *buf, size_t n, const struct torch_row *r)
 {
 	static const char *const units[] = { "B", "KB", "MB", "GB" };
-	long long bytes = json_integer_value(v);
+	long long bytes = r->mem;
 	double x = (double)(bytes < 0 ? -bytes : bytes);
 	int u = 0;
 
-	if (!json_is_integer(v)) {
+	if (!r->has_mem) {
 		snprintf(buf, n, "-");
 		return;
 	}
@@ -82,45 +82,37 @@ render_torch_written(struct sbuf *out, const char *cmd, json_t *d)
 }
 
 static void
-modules_header(struct sbuf *out, json_t *d)
+modules_header(struct sbuf *out, const struct torch_modules *t)
 {
-	json_t *steps = json_object_get(d, "step_ms");
-	long long done = json_integer_value(json_object_get(d, "steps"));
-	double total = 0;
-	size_t i;
-
-	for (i = 0; i < json_array_size(steps); i++)
-		total += json_number_value(json_array_get(steps, i));
 	termsafe_addf(out, "torch modules: %lld step%s of %s (a step: one call of the largest "
-	    "module tree, to the next), %.3f ms a step on average%s\n", done, done == 1 ? "" : "s",
-	    str(d, "root"), done ? total / (double)done : 0.0,
-	    done < json_integer_value(json_object_get(d, "steps_asked")) ?
+	    "module tree, to the next), %.3f ms a step on average%s\n", t->steps,
+	    t->steps == 1 ? "" : "s", t->root, t->step_avg_ms, t->steps < t->steps_asked ?
 	    " (FEWER than asked: stopped or timed out)" : "");
-	termsafe_addf(out, "memory: %s; the change over each forward / backward\n\n",
-	    str(d, "memory"));
+	termsafe_addf(out, "memory: %s; the change over each forward / backward\n\n", t->memory);
 	sbuf_addf(out, "%*s | %-8s | %6s | %10s | %10s | %6s | %11s\n", NAME_WIDTH, "MODULE",
 	    "STAGE", "CALLS", "AVG ms", "TOTAL ms", "STEP %", "MEMORY");
 }
 
 void
-render_torch_modules(struct sbuf *out, json_t *d)
+render_torch_modules(struct sbuf *out, const struct torch_modules *t)
 {
-	json_t *rows = json_object_get(d, "rows"), *r;
 	struct sbuf name = { 0 };
 	char mem[32];
 	size_t i;
 
-	modules_header(out, d);
-	json_array_foreach(rows, i, r) {
+	modules_header(out, t);
+	for (i = 0; i < t->nrows; i++) {
+		const struct torch_row *r = &t->rows[i];
+
 		sbuf_free(&name);
-		termsafe_adds(&name, str(r, "module"), TERMSAFE_FIELD);
+		termsafe_adds(&name, r->module, TERMSAFE_FIELD);
 		if (name.len < NAME_WIDTH)
 			sbuf_addf(out, "%*s", (int)(NAME_WIDTH - name.len), "");
 		sbuf_add(out, name.s ? name.s : "");
-		mem_cell(mem, sizeof mem, json_object_get(r, "mem"));
+		mem_cell(mem, sizeof mem, r);
 		sbuf_addf(out, " | %-8s | %6lld | %10.3f | %10.3f | %5.1f%% | %11s\n",
-		    strcmp(str(r, "stage"), "backward") == 0 ? "backward" : "forward", (long long)json_integer_value(json_object_get(r, "calls")),
-		    num(r, "avg_ms"), num(r, "total_ms"), num(r, "share"), mem);
+		    r->backward ? "backward" : "forward", r->calls, r->avg_ms, r->total_ms, r->share,
+		    mem);
 	}
 	sbuf_free(&name);
 }

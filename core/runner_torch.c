@@ -101,8 +101,11 @@ runner_cmd_torch_memory(void *ctx, const struct cmd_request *req, struct sbuf *o
 static void
 show_modules(struct sbuf *out, const char *cmd, json_t *data)
 {
+	struct torch_modules *t = torch_modules_parse(data);
+
 	(void)cmd;
-	render_torch_modules(out, data);
+	render_torch_modules(out, t);
+	torch_modules_free(t);
 }
 
 int
