@@ -113,6 +113,21 @@ memlive_rebase(struct memlive *m)
 	m->base_sample = m->samples;
 }
 
+/* Cancel request `kind`; its end is not waited for (forget: nothing of it reaches the handler). */
+static void
+drop(struct memlive *m, enum memlive_kind kind, struct session *s, bool forget)
+{
+	struct memlive_req *r = &m->req[kind];
+
+	if (!r->busy || r->s != s)
+		return;
+	session_cancel(s, r->id, NULL);
+	if (forget) {
+		session_forget(s, r->id);
+		r->busy = false;
+	}
+}
+
 struct memlive *
 memlive_new(const struct memlive_handler *h, void *ctx)
 {
@@ -137,13 +152,9 @@ memlive_free(struct memlive *m, struct session *s)
 	if (m == NULL)
 		return;
 	for (k = 0; k < MEMLIVE__KINDS; k++) {
-		struct memlive_req *r = &m->req[k];
-
-		if (r->busy && r->s == s && s != NULL) {
-			session_cancel(s, r->id, NULL);
-			session_forget(s, r->id);
-		}
-		free(r->what);
+		if (s != NULL)
+			drop(m, (enum memlive_kind)k, s, true);
+		free(m->req[k].what);
 	}
 	for (i = 0; i < m->ntypes; i++)
 		free(m->types[i].type);
@@ -168,6 +179,10 @@ on_event(void *ctx, uint64_t id, json_t *data)
 	struct mem_table *t;
 
 	(void)id;
+	if (r->kind == MEMLIVE_TORCH && json_is_string(json_object_get(data, "waiting"))) {
+		m->h->torch_hooked(m->ctx, model_int(data, "modules", 0));
+		return;
+	}
 	if (r->kind != MEMLIVE_LIVE || data == NULL || m->frozen)
 		return;
 	t = mem_table_parse(data);
@@ -200,6 +215,8 @@ on_end(void *ctx, uint64_t id, const struct proto_msg *end)
 	}
 	if (r->kind == MEMLIVE_SITES) {
 		m->h->sites(m->ctx, mem_sites_parse(end->data));
+	} else if (r->kind == MEMLIVE_TORCH) {
+		m->h->torch(m->ctx, torch_modules_parse(end->data));
 	} else if (r->kind == MEMLIVE_INSTANCES) {
 		b = value_block_parse(end->data);
 		render_value_block(&text, b);
@@ -246,14 +263,8 @@ send_req(struct memlive *m, enum memlive_kind kind, struct session *s, const cha
 int
 memlive_start(struct memlive *m, struct session *s, double interval, char **cause)
 {
-	struct memlive_req *r = &m->req[MEMLIVE_LIVE];
-
 	/* A new pace: the old stream is cancelled and its end not waited for. */
-	if (r->busy && r->s == s) {
-		session_cancel(s, r->id, NULL);
-		session_forget(s, r->id);
-		r->busy = false;
-	}
+	drop(m, MEMLIVE_LIVE, s, true);
 	return send_req(m, MEMLIVE_LIVE, s, "mem", json_pack("{s:s,s:f,s:i,s:s}", "action", "live",
 	    "interval", interval, "limit", LIVE_LIMIT, "order", "descending"), cause);
 }
@@ -261,10 +272,7 @@ memlive_start(struct memlive *m, struct session *s, double interval, char **caus
 void
 memlive_stop(struct memlive *m, struct session *s)
 {
-	struct memlive_req *r = &m->req[MEMLIVE_LIVE];
-
-	if (r->busy && r->s == s)
-		session_cancel(s, r->id, NULL);
+	drop(m, MEMLIVE_LIVE, s, false);
 }
 
 int
@@ -296,4 +304,17 @@ memlive_instances(struct memlive *m, struct session *s, const char *type, int n,
 	if (args == NULL)
 		return fail(cause, FP_EUSAGE, "the type's name is not valid UTF-8");
 	return send_req(m, MEMLIVE_INSTANCES, s, "vmtool", args, cause);
+}
+
+int
+memlive_torch(struct memlive *m, struct session *s, int steps, double timeout, char **cause)
+{
+	return send_req(m, MEMLIVE_TORCH, s, "torch", json_pack("{s:s,s:i,s:f}", "action", "modules",
+	    "steps", steps, "timeout", timeout), cause);
+}
+
+void
+memlive_torch_cancel(struct memlive *m, struct session *s)
+{
+	drop(m, MEMLIVE_TORCH, s, true);
 }

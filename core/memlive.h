@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "core/model.h"
+#include "core/model_torch.h"
 #include "core/session.h"
 
 #define MEMLIVE_TREND 8		/* samples the trend shows */
@@ -30,7 +31,7 @@ struct memlive_type {
 	unsigned ntrend;		/* samples in trend */
 };
 
-enum memlive_kind { MEMLIVE_LIVE, MEMLIVE_SITES, MEMLIVE_INSTANCES, MEMLIVE__KINDS };
+enum memlive_kind { MEMLIVE_LIVE, MEMLIVE_SITES, MEMLIVE_INSTANCES, MEMLIVE_TORCH, MEMLIVE__KINDS };
 
 struct memlive;
 
@@ -42,6 +43,10 @@ struct memlive_handler {
 	void (*sites)(void *ctx, struct mem_sites *s);
 	/* Instances as vmtool prints them (the target's text, not escaped). */
 	void (*text)(void *ctx, const char *text);
+	/* `torch modules`: the hooks are in, on `modules` modules (the steps are awaited). */
+	void (*torch_hooked)(void *ctx, long long modules);
+	/* `torch modules` ended with its table (taken over: torch_modules_free). */
+	void (*torch)(void *ctx, struct torch_modules *t);
 	/* A request of `kind` failed or the connection broke: why. */
 	void (*error)(void *ctx, enum memlive_kind kind, const char *cause);
 };
@@ -101,5 +106,15 @@ int memlive_sites(struct memlive *m, struct session *s, const char *what, int fr
  */
 int memlive_instances(struct memlive *m, struct session *s, const char *type, int n,
     char **cause);
+
+/*
+ * `torch modules -n steps`: hooks on the program's nn.Module tree for that
+ * many steps (up to `timeout` s), then removed; the table comes to the
+ * handler's torch().  A target without torch imported fails it (error()),
+ * and nothing is imported or hooked.
+ */
+int memlive_torch(struct memlive *m, struct session *s, int steps, double timeout, char **cause);
+/* Cancel a running `torch modules`: the agent removes its hooks; no table comes. */
+void memlive_torch_cancel(struct memlive *m, struct session *s);
 
 #endif

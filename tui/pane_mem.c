@@ -7,7 +7,10 @@
  * switches to allocation sites (`mem sites` on this session's connection:
  * tracemalloc ends with the pane or the client); Enter on a site shows its
  * traceback here and its source in the source pane (an event: panes never
- * call each other).  Everything from the target is drawn through tline,
+ * call each other).  `D` switches the types between the diff (growth
+ * since the base) and a plain summary (counts and sizes now); `T` records
+ * `torch modules -n 3` in the background and shows its table per module
+ * and stage (Esc cancels it, and the agent removes its hooks).  Everything from the target is drawn through tline,
  * which escapes it (tui/draw.h).  Hiding the pane stops the sampling.
  */
 #include "config.h"
@@ -18,6 +21,7 @@
 #include <string.h>
 
 #include "core/memlive.h"
+#include "core/model_torch.h"
 #include "core/render_mem.h"
 #include "core/runner.h"
 #include "tui/inside.h"
@@ -28,11 +32,21 @@
 #define MAX_INTERVAL 60
 #define INSTANCES 5		/* Enter on a type: how many */
 #define SITE_FRAMES 8		/* tracemalloc frames kept per allocation */
+#define TORCH_STEPS 3		/* T: torch modules -n TORCH_STEPS */
+#define TORCH_TIMEOUT 60	/* seconds to wait for them */
 
-enum view { VIEW_TYPES, VIEW_SITES, VIEW_TEXT };
+enum view { VIEW_TYPES, VIEW_SITES, VIEW_TEXT, VIEW_TORCH };
 enum sort_col { SORT_SIZE, SORT_COUNT, SORT_GROWTH, SORT_NAME, SORT__COUNT };
 
 static const char *const sort_names[SORT__COUNT] = { "SIZE", "COUNT", "GROWTH", "TYPE" };
+
+/* The torch view's columns, in the order > cycles them; ORDER: the modules' tree order. */
+enum tsort_col { TSORT_ORDER, TSORT_TOTAL, TSORT_AVG, TSORT_CALLS, TSORT_MEM, TSORT_NAME,
+	TSORT__COUNT };
+
+static const char *const tsort_names[TSORT__COUNT] = {
+	"the modules' order", "TOTAL ms", "AVG ms", "CALLS", "MEMORY", "MODULE",
+};
 
 struct mem {
 	struct memlive *live;
@@ -50,11 +64,23 @@ struct mem {
 	char *filter;			/* types: only names matching it, or NULL */
 	pcre2_code *filter_re;
 	double interval;
+	bool summary;			/* VIEW_TYPES: counts and sizes now, no growth */
+	struct torch_modules *torch;	/* VIEW_TORCH: the latest table */
+	size_t *trows;			/* VIEW_TORCH: indices into torch->rows */
+	size_t ntrows, atrows;
+	enum tsort_col tsort;
+	bool torch_busy;		/* recording: the agent's hooks are in */
+	long long torch_hooked;		/* modules hooked (0: not said yet) */
+	char *torch_error;		/* why the last T showed no table */
 };
 
 #define W_COUNT 10
 #define W_SIZE 10
 #define W_TREND MEMLIVE_TREND
+#define W_CALLS 7
+#define W_MS 10
+#define W_SHARE 6
+#define W_STAGE 8
 
 static struct session *
 sess(struct pane *p)
@@ -125,6 +151,58 @@ rebuild(struct pane *p)
 			p->cursor = i;
 			break;
 		}
+	pane_clamp(p);
+}
+
+static double
+tkey_of(const struct torch_row *r, enum tsort_col c)
+{
+	switch (c) {
+	case TSORT_TOTAL:
+		return r->total_ms;
+	case TSORT_AVG:
+		return r->avg_ms;
+	case TSORT_CALLS:
+		return (double)r->calls;
+	case TSORT_MEM:
+		return r->has_mem ? (double)r->mem : -1e300;
+	default:
+		return 0;
+	}
+}
+
+static int
+cmp_trows(const void *a, const void *b, void *arg)
+{
+	struct mem *m = arg;
+	size_t ia = *(const size_t *)a, ib = *(const size_t *)b;
+	const struct torch_row *x = &m->torch->rows[ia], *y = &m->torch->rows[ib];
+	double kx, ky;
+	int r;
+
+	if (m->tsort == TSORT_NAME) {
+		r = strcmp(x->module, y->module);
+	} else {
+		kx = tkey_of(x, m->tsort);
+		ky = tkey_of(y, m->tsort);
+		r = (kx < ky) - (kx > ky);	/* largest first */
+	}
+	if (r == 0)
+		r = (ia > ib) - (ia < ib);	/* then the modules' order */
+	return m->reverse ? -r : r;
+}
+
+/* The torch table's rows in the chosen order. */
+static void
+rebuild_torch(struct pane *p)
+{
+	struct mem *m = p->data;
+	size_t i;
+
+	m->ntrows = 0;
+	for (i = 0; m->torch != NULL && i < m->torch->nrows; i++)
+		*ARRAY_PUSH(m->trows, m->ntrows, m->atrows) = i;
+	qsort_r(m->trows, m->ntrows, sizeof *m->trows, cmp_trows, m);
 	pane_clamp(p);
 }
 
@@ -219,6 +297,15 @@ on_error(void *ctx, enum memlive_kind kind, const char *cause)
 	struct pane *p = ctx;
 	struct mem *m = p->data;
 
+	if (kind == MEMLIVE_TORCH) {
+		/* the torch view says it; the types' title keeps its own state */
+		free(m->torch_error);
+		m->torch_error = xstrdup(cause);
+		m->torch_busy = false;
+		tui_status(p->tui, true, "torch modules: %s", cause);
+		p->tui->dirty = true;
+		return;
+	}
 	free(m->error);
 	m->error = xstrdup(cause);
 	if (kind == MEMLIVE_SITES)
@@ -227,8 +314,33 @@ on_error(void *ctx, enum memlive_kind kind, const char *cause)
 	p->tui->dirty = true;
 }
 
+static void
+on_torch_hooked(void *ctx, long long modules)
+{
+	struct pane *p = ctx;
+
+	((struct mem *)p->data)->torch_hooked = modules;
+	p->tui->dirty = true;
+}
+
+static void
+on_torch(void *ctx, struct torch_modules *t)
+{
+	struct pane *p = ctx;
+	struct mem *m = p->data;
+
+	torch_modules_free(m->torch);
+	m->torch = t;
+	m->torch_busy = false;
+	rebuild_torch(p);
+	tui_status(p->tui, false, "torch modules: %lld step%s of %s recorded; the hooks are removed",
+	    t->steps, t->steps == 1 ? "" : "s", t->root);
+	p->tui->dirty = true;
+}
+
 static const struct memlive_handler handler = {
 	.sample = on_sample, .sites = on_sites, .text = on_text, .error = on_error,
+	.torch_hooked = on_torch_hooked, .torch = on_torch,
 };
 
 /* ---- starting and stopping -------------------------------------------------- */
@@ -265,6 +377,10 @@ stop(struct pane *p)
 		return;
 	memlive_stop(m->live, sess(p));
 	m->interval = 0;
+	if (m->torch_busy) {
+		memlive_torch_cancel(m->live, sess(p));
+		m->torch_busy = false;
+	}
 	if (m->sites_on) {
 		m->sites_on = false;
 		memlive_sites(m->live, sess(p), "stop", 0, &cause);
@@ -294,6 +410,40 @@ toggle_sites(struct pane *p)
 	p->tui->dirty = true;
 }
 
+/* T: record `torch modules` in the background, or leave the torch view (cancelling it). */
+static void
+toggle_torch(struct pane *p)
+{
+	struct mem *m = p->data;
+	char *cause = NULL;
+
+	p->cursor = p->top = 0;
+	p->tui->dirty = true;
+	if (m->view == VIEW_TORCH) {
+		if (m->torch_busy && sess(p) != NULL) {
+			memlive_torch_cancel(m->live, sess(p));
+			tui_status(p->tui, false, "torch modules: cancelled; the hooks are removed");
+		}
+		m->torch_busy = false;
+		m->view = VIEW_TYPES;
+		return;
+	}
+	m->view = VIEW_TORCH;
+	free(m->torch_error);
+	m->torch_error = NULL;
+	if (sess(p) == NULL) {
+		m->torch_error = xstrdup("the agent is not loaded");
+		return;
+	}
+	if (memlive_torch(m->live, sess(p), TORCH_STEPS, TORCH_TIMEOUT, &cause) == FP_OK) {
+		m->torch_busy = true;
+		m->torch_hooked = 0;
+	} else {
+		m->torch_error = xstrdup(cause ? cause : "cannot start");
+	}
+	free(cause);
+}
+
 /* ---- drawing ---------------------------------------------------------------- */
 
 static size_t
@@ -306,9 +456,26 @@ mem_nlines(struct pane *p)
 		return m->sites ? m->sites->nrows : 0;
 	case VIEW_TEXT:
 		return m->ntext;
+	case VIEW_TORCH:
+		return m->torch_busy || m->torch_error != NULL ? 1 : m->ntrows;
 	default:
 		return m->nrows;
 	}
+}
+
+static void
+torch_title(struct mem *m, struct sbuf *out)
+{
+	const struct torch_modules *t = m->torch;
+
+	sbuf_add(out, "Torch modules");
+	if (m->torch_busy)
+		sbuf_addf(out, " · recording %d steps…", TORCH_STEPS);
+	else if (m->torch_error == NULL && t != NULL)
+		sbuf_addf(out, " · %lld step%s of %s, %.3f ms a step%s · memory: %s", t->steps,
+		    t->steps == 1 ? "" : "s", t->root, t->step_avg_ms, t->steps < t->steps_asked ?
+		    " (fewer than asked)" : "", t->memory);
+	sbuf_add(out, m->torch_busy ? " · Esc cancels" : " · T or Esc: back to the types");
 }
 
 static void
@@ -322,15 +489,21 @@ mem_title(struct pane *p, struct sbuf *out)
 		sbuf_add(out, m->text_title ? m->text_title : "Mem");
 		return;
 	}
-	sbuf_add(out, m->view == VIEW_SITES ? "Mem sites" : "Mem");
+	if (m->view == VIEW_TORCH) {
+		torch_title(m, out);
+		return;
+	}
+	sbuf_add(out, m->view == VIEW_SITES ? "Mem sites" : m->summary ? "Mem summary (D: diff)" :
+	    "Mem diff (D: summary)");
 	if (m->view == VIEW_TYPES && m->filter != NULL)
 		sbuf_addf(out, " · %zu shown · %s", m->nrows, m->filter);
 	if (l->samples == 0) {
 		sbuf_add(out, m->interval > 0 ? " · first sample..." : " · stopped");
 	} else {
 		render_mem_size(size, sizeof size, l->scan.bytes, false);
-		sbuf_addf(out, " · %lld types · %s · sample %lld, growth since %lld", l->scan.types,
-		    size, l->samples, l->base_sample + 1);
+		sbuf_addf(out, " · %lld types · %s · sample %lld", l->scan.types, size, l->samples);
+		if (m->view != VIEW_TYPES || !m->summary)
+			sbuf_addf(out, ", growth since %lld", l->base_sample + 1);
 		if (m->interval > 0)
 			sbuf_addf(out, " · every %g s", m->interval);
 		if (l->scan.approximate)
@@ -341,16 +514,34 @@ mem_title(struct pane *p, struct sbuf *out)
 }
 
 static void
-header_col(struct tline *l, struct mem *m, enum sort_col c, const char *name, int width, bool right)
+header_col(struct tline *l, struct mem *m, int c, const char *name, int width, bool right)
 {
 	char buf[32];
 
-	if (m->sort == c)
+	if ((m->view == VIEW_TORCH ? (int)m->tsort : (int)m->sort) == c)
 		snprintf(buf, sizeof buf, "%s%s", name, draw_utf8() ?
 		    (m->reverse ? "\u25b2" : "\u25bc") : (m->reverse ? "^" : "v"));
 	else
 		snprintf(buf, sizeof buf, "%s", name);
 	tline_col(l, EL_HEADER, buf, width, right);
+}
+
+static void
+torch_header(struct mem *m, struct tline *l)
+{
+	header_col(l, m, TSORT_CALLS, "CALLS", W_CALLS, true);
+	tline_add(l, EL_HEADER, " ");
+	header_col(l, m, TSORT_AVG, "AVG ms", W_MS, true);
+	tline_add(l, EL_HEADER, " ");
+	header_col(l, m, TSORT_TOTAL, "TOTAL ms", W_MS, true);
+	tline_add(l, EL_HEADER, " ");
+	tline_col(l, EL_HEADER, "STEP %", W_SHARE, true);
+	tline_add(l, EL_HEADER, " ");
+	header_col(l, m, TSORT_MEM, "MEMORY", W_SIZE, true);
+	tline_add(l, EL_HEADER, "  ");
+	tline_col(l, EL_HEADER, "STAGE", W_STAGE, false);
+	tline_add(l, EL_HEADER, " ");
+	header_col(l, m, TSORT_NAME, "MODULE", 200, false);
 }
 
 static void
@@ -360,6 +551,10 @@ mem_header(struct pane *p, struct tline *l)
 
 	if (m->view == VIEW_TEXT) {
 		tline_add(l, EL_HEADER, "Esc: back");
+		return;
+	}
+	if (m->view == VIEW_TORCH) {
+		torch_header(m, l);
 		return;
 	}
 	if (m->view == VIEW_SITES) {
@@ -373,14 +568,18 @@ mem_header(struct pane *p, struct tline *l)
 	}
 	header_col(l, m, SORT_COUNT, "COUNT", W_COUNT, true);
 	tline_add(l, EL_HEADER, " ");
-	tline_col(l, EL_HEADER, "ΔCOUNT", W_COUNT, true);
-	tline_add(l, EL_HEADER, " ");
+	if (!m->summary) {
+		tline_col(l, EL_HEADER, "ΔCOUNT", W_COUNT, true);
+		tline_add(l, EL_HEADER, " ");
+	}
 	header_col(l, m, SORT_SIZE, "SIZE", W_SIZE, true);
 	tline_add(l, EL_HEADER, " ");
-	header_col(l, m, SORT_GROWTH, "GROWTH", W_SIZE, true);
-	tline_add(l, EL_HEADER, " ");
-	tline_col(l, EL_HEADER, "TREND", W_TREND, false);
-	tline_add(l, EL_HEADER, " ");
+	if (!m->summary) {
+		header_col(l, m, SORT_GROWTH, "GROWTH", W_SIZE, true);
+		tline_add(l, EL_HEADER, " ");
+		tline_col(l, EL_HEADER, "TREND", W_TREND, false);
+		tline_add(l, EL_HEADER, " ");
+	}
 	header_col(l, m, SORT_NAME, "TYPE", 200, false);
 }
 
@@ -426,17 +625,21 @@ draw_type(struct mem *m, size_t line, struct tline *l)
 	snprintf(buf, sizeof buf, "%lld", t->count);
 	tline_col(l, EL_DEFAULT, buf, W_COUNT, true);
 	tline_add(l, EL_DEFAULT, " ");
-	snprintf(buf, sizeof buf, "%+lld", t->count - t->base_count);
-	tline_col(l, growth_elem(t->count - t->base_count), buf, W_COUNT, true);
-	tline_add(l, EL_DEFAULT, " ");
+	if (!m->summary) {
+		snprintf(buf, sizeof buf, "%+lld", t->count - t->base_count);
+		tline_col(l, growth_elem(t->count - t->base_count), buf, W_COUNT, true);
+		tline_add(l, EL_DEFAULT, " ");
+	}
 	render_mem_size(buf, sizeof buf, t->size, false);
 	tline_col(l, EL_DEFAULT, buf, W_SIZE, true);
 	tline_add(l, EL_DEFAULT, " ");
-	render_mem_size(buf, sizeof buf, t->size - t->base_size, true);
-	tline_col(l, growth_elem(t->size - t->base_size), buf, W_SIZE, true);
-	tline_add(l, EL_DEFAULT, " ");
-	trend(l, t);
-	tline_add(l, EL_DEFAULT, " ");
+	if (!m->summary) {
+		render_mem_size(buf, sizeof buf, t->size - t->base_size, true);
+		tline_col(l, growth_elem(t->size - t->base_size), buf, W_SIZE, true);
+		tline_add(l, EL_DEFAULT, " ");
+		trend(l, t);
+		tline_add(l, EL_DEFAULT, " ");
+	}
 	tline_add(l, EL_THREAD_NAME, t->type);
 }
 
@@ -459,11 +662,56 @@ draw_site(const struct mem_site *s, struct tline *l)
 }
 
 static void
+draw_torch(struct mem *m, size_t line, struct tline *l)
+{
+	const struct torch_row *r;
+	char buf[48];
+
+	if (m->torch_busy) {
+		if (m->torch_hooked > 0)
+			tline_addf(l, EL_OUTPUT, "recording %d steps… %lld modules hooked; Esc cancels "
+			    "and removes the hooks", TORCH_STEPS, m->torch_hooked);
+		else
+			tline_addf(l, EL_OUTPUT, "recording %d steps… (hooking the modules)",
+			    TORCH_STEPS);
+		return;
+	}
+	if (m->torch_error != NULL) {
+		tline_add(l, EL_STACK_ERROR, m->torch_error);
+		return;
+	}
+	r = &m->torch->rows[m->trows[line]];
+	snprintf(buf, sizeof buf, "%lld", r->calls);
+	tline_col(l, EL_DEFAULT, buf, W_CALLS, true);
+	tline_add(l, EL_DEFAULT, " ");
+	snprintf(buf, sizeof buf, "%.3f", r->avg_ms);
+	tline_col(l, EL_DEFAULT, buf, W_MS, true);
+	tline_add(l, EL_DEFAULT, " ");
+	snprintf(buf, sizeof buf, "%.3f", r->total_ms);
+	tline_col(l, EL_DEFAULT, buf, W_MS, true);
+	tline_add(l, EL_DEFAULT, " ");
+	snprintf(buf, sizeof buf, "%.1f%%", r->share);
+	tline_col(l, EL_DEFAULT, buf, W_SHARE, true);
+	tline_add(l, EL_DEFAULT, " ");
+	if (r->has_mem)
+		render_mem_size(buf, sizeof buf, r->mem, true);
+	else
+		snprintf(buf, sizeof buf, "-");
+	tline_col(l, r->has_mem ? growth_elem(r->mem) : EL_DEFAULT, buf, W_SIZE, true);
+	tline_add(l, EL_DEFAULT, "  ");
+	tline_col(l, EL_DEFAULT, r->backward ? "backward" : "forward", W_STAGE, false);
+	tline_add(l, EL_DEFAULT, " ");
+	tline_add(l, EL_THREAD_NAME, r->module);
+}
+
+static void
 mem_draw_line(struct pane *p, size_t line, struct tline *l)
 {
 	struct mem *m = p->data;
 
-	if (m->view == VIEW_TEXT)
+	if (m->view == VIEW_TORCH)
+		draw_torch(m, line, l);
+	else if (m->view == VIEW_TEXT)
 		tline_add_text(l, EL_OUTPUT, m->text[line]);
 	else if (m->view == VIEW_SITES)
 		draw_site(&m->sites->rows[line], l);
@@ -513,6 +761,10 @@ mem_key(struct pane *p, enum action a)
 		enter(p);
 		return true;
 	case A_BACK:
+		if (m->view == VIEW_TORCH) {
+			toggle_torch(p);
+			return true;
+		}
 		if (m->view != VIEW_TEXT)
 			return false;
 		m->view = m->back;
@@ -521,6 +773,17 @@ mem_key(struct pane *p, enum action a)
 	case A_MEM_SITES:
 		toggle_sites(p);
 		return true;
+	case A_MEM_TORCH:
+		toggle_torch(p);
+		return true;
+	case A_MEM_VIEW:
+		m->summary = !m->summary;
+		if (m->summary && m->sort == SORT_GROWTH)
+			m->sort = SORT_SIZE;
+		m->view = VIEW_TYPES;
+		tui_status(p->tui, false, m->summary ? "mem: the summary: counts and sizes now" :
+		    "mem: the diff: growth since sample %lld", m->live->base_sample + 1);
+		break;
 	case A_FASTER:
 	case A_SLOWER:
 		if (m->interval > 0) {
@@ -536,7 +799,16 @@ mem_key(struct pane *p, enum action a)
 		break;
 	case A_SORT_NEXT:
 	case A_SORT_PREV:
-		m->sort = (enum sort_col)((m->sort + (a == A_SORT_NEXT ? 1 : SORT__COUNT - 1)) % SORT__COUNT);
+		if (m->view == VIEW_TORCH) {
+			m->tsort = (enum tsort_col)((m->tsort + (a == A_SORT_NEXT ? 1 : TSORT__COUNT - 1)) %
+			    TSORT__COUNT);
+			tui_status(p->tui, false, "sorted by %s", tsort_names[m->tsort]);
+			break;
+		}
+		do
+			m->sort = (enum sort_col)((m->sort + (a == A_SORT_NEXT ? 1 : SORT__COUNT - 1)) %
+			    SORT__COUNT);
+		while (m->summary && m->sort == SORT_GROWTH);	/* no growth column there */
 		tui_status(p->tui, false, "sorted by %s", sort_names[m->sort]);
 		break;
 	case A_SORT_INVERT:
@@ -546,6 +818,7 @@ mem_key(struct pane *p, enum action a)
 		return false;
 	}
 	rebuild(p);
+	rebuild_torch(p);
 	p->tui->dirty = true;
 	return true;
 }
@@ -560,7 +833,7 @@ mem_event(struct pane *p, const struct pane_event *ev)
 		return start(p, ev->line);
 	case EV_SNAPSHOT:
 		/* closed: nothing of ours keeps running in the target */
-		if (!p->visible && (m->interval > 0 || m->sites_on))
+		if (!p->visible && (m->interval > 0 || m->sites_on || m->torch_busy))
 			stop(p);
 		m->live->frozen = p->tui->paused;
 		return false;
@@ -623,6 +896,9 @@ mem_close(struct pane *p)
 	memlive_free(m->live, sess(p));
 	free(m->rows);
 	mem_sites_free(m->sites);
+	torch_modules_free(m->torch);
+	free(m->trows);
+	free(m->torch_error);
 	text_clear(m);
 	free(m->error);
 	free(m->filter);
@@ -635,6 +911,8 @@ static const struct keybinding mem_keys[] = {
 	{ NULL, '\n', A_ENTER, "Open", "a type: a few of its instances; a site: its traceback and source" },
 	{ NULL, KEY_ENTER, A_ENTER, NULL, "a type: a few of its instances; a site: its traceback and source" },
 	{ NULL, 'S', A_MEM_SITES, "Sites", "allocation sites (tracemalloc, stopped with the pane) or types" },
+	{ NULL, 'D', A_MEM_VIEW, NULL, "the types: a summary (counts and sizes now) or the diff (growth)" },
+	{ NULL, 'T', A_MEM_TORCH, "Torch", "record torch modules -n 3 (Esc cancels); again: back to the types" },
 	{ NULL, '\\', A_FILTER, "Filter", "show only the types matching a regular expression" },
 	{ NULL, 'b', A_MEM_BASE, "Base", "measure the growth from the latest sample on" },
 	{ NULL, '+', A_FASTER, NULL, "sample twice as often (down to every 0.5 s)" },

@@ -105,9 +105,9 @@ class Target:
     of fixed length, so masking it keeps columns) and started; ready when it
     says so."""
 
-    def __init__(self, exe, workdir, script="threads.py", env=None):
-        for name in (script, "_fptarget.py"):
-            shutil.copy(os.path.join(TARGETS, name), workdir)
+    def __init__(self, exe, workdir, script="threads.py", env=None, srcdir=TARGETS):
+        shutil.copy(os.path.join(srcdir, script), workdir)
+        shutil.copy(os.path.join(TARGETS, "_fptarget.py"), workdir)
         r, w = os.pipe()
         env = dict(os.environ, FP_READY_FD=str(w), PYTHONDONTWRITEBYTECODE="1", **(env or {}))
         self.proc = subprocess.Popen([exe, os.path.join(workdir, script)], cwd=workdir,
@@ -1812,18 +1812,22 @@ def mem_mask(screen):
     top = [i for i, l in enumerate(lines)
            if re.match("\u250c\u2500 (Mem|Instances|Allocation)", l)]
     screen = "\n".join(lines[top[0]:]) if top else screen
-    screen = re.sub(r"(Mem \u00b7 1 shown \u00b7 MemBlob \u00b7 ).*?(\u00b7 every)", r"\1<SAMPLES> \2",
+    screen = re.sub(r"(Mem diff \(D: summary\) \u00b7 1 shown \u00b7 MemBlob \u00b7 ).*?(\u00b7 every)", r"\1<SAMPLES> \2",
                     screen)
     screen = re.sub(r"(Mem sites \u00b7 ).*?(\u00b7 every)", r"\1<SAMPLES> \2", screen)
     return re.sub(r" [\u2581-\u2588 ]{8} (__main__\.MemBlob)", r" <TREND>  \1", screen)
 
 
-def tracemalloc_tracing(pid):
-    p = subprocess.run([BIN, str(pid), "--cmd", "execute import tracemalloc; "
-                        "print(tracemalloc.is_tracing())"],
+def executed(pid, code):
+    """What `code` prints in the target (flight_profiler --cmd "execute ...")."""
+    p = subprocess.run([BIN, str(pid), "--cmd", "execute " + code],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True,
                        timeout=60)
     return p.stdout.strip()
+
+
+def tracemalloc_tracing(pid):
+    return executed(pid, "import tracemalloc; print(tracemalloc.is_tracing())")
 
 
 def mem(version, exe, workdir, golden):
@@ -1848,6 +1852,7 @@ def mem(version, exe, workdir, golden):
         row = re.search(r"\s(\d+)\s+\+0\s.*__main__\.MemBlob", screen or "")
         TAP.ok(row is not None and row.group(1) == "1234",
                "%s: M opens the mem pane: MemBlob counted exactly (1234)" % name, screen)
+        mem_views(s, name)
         s.tmux.keys("+", "+", "+")      # every 0.625 s: the test's pace
         # a type named with terminal controls is drawn escaped, never raw
         s.tmux.keys("\\")
@@ -1926,6 +1931,109 @@ def mem(version, exe, workdir, golden):
             shutil.rmtree("/tmp/.flight_profiler-%d" % target.pid, ignore_errors=True)
 
 
+def mem_views(s, name):
+    """D: the summary (no growth columns) and back to the diff, each named in
+    the title; T where torch is not imported: one line says so."""
+    s.tmux.keys("D")
+    screen = s.wait(has("Mem summary (D: diff)", "__main__.MemBlob"), "summary")
+    row = re.search(r"\s(\d+)\s+[\d.]+ [KMG]?B\s+__main__\.MemBlob", screen or "")
+    TAP.ok(screen is not None and row is not None and row.group(1) == "1234" and
+           "GROWTH" not in screen and "TREND" not in screen,
+           "%s: D shows the summary: counts and sizes, no growth columns" % name, screen)
+    s.tmux.keys("D")
+    screen = s.wait(has("Mem diff (D: summary)", "GROWTH", "TREND"), "diff")
+    TAP.ok(screen is not None and re.search(r"1234\s+\+0\s.*__main__\.MemBlob", screen),
+           "%s: D again: the diff, with its growth columns" % name, screen)
+    s.tmux.keys("T")
+    screen = s.wait(has("Torch modules", "torch is not loaded in this process"), "no torch")
+    TAP.ok(screen is not None and "recording" not in screen,
+           "%s: T without torch imported says so in one line" % name, screen)
+    s.tmux.keys("T")
+    s.wait(has("Mem diff (D: summary)", "__main__.MemBlob"), "back from torch")
+
+
+def torch_hooks_left(pid):
+    return executed(pid, "import __main__; print(__main__.hooks_left())")
+
+
+def mem_torch(version, exe, workdir, golden):
+    """T in the mem pane on tests/agent/targets/torch_target.py (a CPU
+    training loop): `torch modules -n 3` recorded in the background, its
+    table names the model's layers with forward and backward rows, > sorts
+    it, the hooks are gone afterwards and T returns to the types.  While
+    the loop is paused the recording waits, and Esc cancels it: the hooks
+    go, and the pane is back on the types."""
+    name = "CPython %s mem torch" % version
+    if subprocess.run([exe, "-c", "import torch"], stdout=subprocess.DEVNULL,
+                      stderr=subprocess.DEVNULL).returncode != 0:
+        TAP.skip(name, "torch is not importable by %s" % exe)
+        return
+    tmux = Tmux(120, 40)
+    target = None
+    pause = os.path.join(workdir, "pause")
+    try:
+        target = Target(exe, workdir, "torch_target.py", srcdir=os.path.join(
+            SRC, "tests", "agent", "targets"), env={
+                "TORCH_LOSS_FILE": os.path.join(workdir, "loss"),
+                "TORCH_STOP_FILE": os.path.join(workdir, "stop"), "TORCH_PAUSE_FILE": pause})
+        s = Session(tmux, target, workdir)
+        s.wait(has("Threads"), "open")
+        s.tmux.keys("M")
+        s.wait(has("[y/N]"), "load question")
+        s.tmux.keys("y")
+        s.wait(has("Mem diff", "sample 1,"), "first sample")
+        open(pause, "w").close()
+        s.tmux.keys("T")
+        screen = s.wait(has("Torch modules · recording 3 steps…", "modules hooked; Esc cancels"),
+                        "recording")
+        hooked = torch_hooks_left(target.pid)
+        TAP.ok(screen is not None and hooked not in ("", "0"),
+               "%s: T records in the background: the pane says so, the hooks are in (%s)" % (
+                   name, hooked), screen)
+        s.tmux.keys("Escape")
+        screen = s.wait(has("Mem diff (D: summary)", "torch modules: cancelled"), "cancelled")
+        end = time.monotonic() + DEADLINE   # the agent sees the cancel within 20 ms
+        while time.monotonic() < end and torch_hooks_left(target.pid) != "0":
+            time.sleep(0.2)
+        TAP.ok(screen is not None and torch_hooks_left(target.pid) == "0",
+               "%s: Esc cancels the recording: the hooks are removed" % name, screen)
+        os.unlink(pause)
+        s.tmux.keys("T")
+        screen = s.wait(has("Torch modules · 3 steps of Model", "MODULE", "Model.head"),
+                        "torch table", deadline=60)
+        rows = set(re.findall(r"\s(forward|backward)\s+(\S+)\s", screen or ""))
+        want = {(st, m) for st in ("forward", "backward")
+                for m in ("Model.fc1", "Model.fc2", "Model.head", "Model")}
+        TAP.ok(want <= rows, "%s: T shows torch modules: the layers' forward and backward "
+               "rows" % name, screen)
+        calls = re.search(r"\s(\d+)\s+[\d.]+\s+[\d.]+\s+[\d.]+%.*forward\s+Model\.fc1\s",
+                          screen or "")
+        TAP.ok(calls is not None and calls.group(1) == "3",
+               "%s: each layer ran once a step: 3 forward calls of fc1" % name, screen)
+        TAP.ok(torch_hooks_left(target.pid) == "0",
+               "%s: the hooks are removed once the table is shown" % name)
+        s.tmux.keys(">")
+        screen = s.wait(has("sorted by TOTAL ms", "TOTAL ms\u25bc"), "sorted")
+        totals = [float(x) for x in re.findall(r"\s\d+\s+[\d.]+\s+([\d.]+)\s+[\d.]+%",
+                                                screen or "")]
+        TAP.ok(screen is not None and len(totals) >= 8 and totals == sorted(totals, reverse=True),
+               "%s: > sorts the torch table by total time" % name, screen)
+        s.tmux.keys("T")
+        screen = s.wait(has("Mem diff (D: summary)", "GROWTH"), "back to the types")
+        TAP.ok(screen is not None and "Torch modules" not in screen,
+               "%s: T again returns to the types" % name, screen)
+        s.tmux.keys("q")
+        check_restored(s, name, 0)
+        check_target(target, name, True)
+    except RuntimeError as e:
+        TAP.ok(False, name, str(e))
+    finally:
+        tmux.kill()
+        if target:
+            target.stop()
+            shutil.rmtree("/tmp/.flight_profiler-%d" % target.pid, ignore_errors=True)
+
+
 def golden_version():
     with open(os.path.join(GOLDEN, "PYTHON")) as f:
         return f.read().strip()
@@ -1981,6 +2089,9 @@ def screens():
             scenario(hostile, want, exe, workdir)
             scenario(flame, want, exe, workdir, True)
             scenario(mem, want, exe, workdir, True)
+            for version, exe in pythons():
+                if exe == "/usr/bin/python3.11":   # Debian's, with python3-torch
+                    scenario(mem_torch, version, exe, workdir, False)
         else:
             TAP.skip("golden screens", "CPython %s is not configured (goldens are made with it)" % want)
         for version, exe in pythons():
@@ -2132,7 +2243,7 @@ def main():
          "streams-all": lambda: streams_only(True),
          "flame": lambda: only(lambda v, exe, wd, g: flame(v, exe, wd, True),
                                lambda v, exe, wd, g: flame_modes(v, exe, wd)),
-         "mem": lambda: only(mem), "watch": watch_only}[what]()
+         "mem": lambda: only(mem, mem_torch), "watch": watch_only}[what]()
     except Exception as e:  # a harness bug must show as a failure, not a pass
         TAP.ok(False, "harness", "%s: %s" % (type(e).__name__, e))
     TAP.done()

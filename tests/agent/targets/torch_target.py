@@ -4,7 +4,8 @@ Model has two Linear layers, an in-place ReLU and an in-place residual add
 loss goes to TORCH_LOSS_FILE, one repr per line.  The loop runs until the
 file named by TORCH_STOP_FILE appears (then it exits with status 0), or
 for TORCH_STEPS steps when that is set (a reference run).  Between steps
-the main thread sleeps 5 ms (where the agent is injected)."""
+the main thread sleeps 5 ms (where the agent is injected), and waits while
+the file named by TORCH_PAUSE_FILE exists (no step runs then)."""
 
 import os
 import sys
@@ -60,6 +61,7 @@ def main():
     x = torch.randn(16, 32)
     y = torch.randn(16, 4)
     stop = os.environ.get("TORCH_STOP_FILE", "")
+    pause = os.environ.get("TORCH_PAUSE_FILE", "")
     steps = int(os.environ.get("TORCH_STEPS", "0"))
     out = open(os.environ["TORCH_LOSS_FILE"], "w")
     if not steps:
@@ -78,6 +80,8 @@ def main():
         if stop and os.path.exists(stop):
             break
         time.sleep(0.005)
+        while pause and os.path.exists(pause):
+            time.sleep(0.005)
     out.close()
 
 
