@@ -9,7 +9,9 @@
 #include <string.h>
 
 #include "core/model.h"
+#include "core/model_torch.h"
 #include "core/render_agent.h"
+#include "core/render_torch.h"
 #include "tests/unit/tap.h"
 
 static json_t *
@@ -316,6 +318,43 @@ test_statements(void)
 	}
 }
 
+static void
+test_torch_modules(void)
+{
+	struct torch_modules *t;
+	struct sbuf out = { 0 };
+	json_t *v;
+
+	v = j("{\"steps\": 2, \"steps_asked\": 3, \"root\": \"Model\", \"roots\": 1, "
+	    "\"step_ms\": [1.5, 2.5], \"memory\": \"CPU\", \"modules\": 2, \"rows\": ["
+	    "{\"module\": \"Model.fc1\", \"stage\": \"forward\", \"calls\": 2, \"total_ms\": 1.0, "
+	    "\"avg_ms\": 0.5, \"share\": 25.0, \"mem\": -2048, \"mem_peak\": 4096}, "
+	    "{\"module\": \"x\\u001b[2J\", \"stage\": \"backward\", \"calls\": \"3\", "
+	    "\"mem\": null}, 7]}");
+	t = torch_modules_parse(v);
+	ok(t->steps == 2 && t->steps_asked == 3 && strcmp(t->root, "Model") == 0 &&
+	    t->step_avg_ms == 2.0 && strcmp(t->memory, "CPU") == 0 && t->nrows == 3,
+	    "torch modules: the steps, their average, the rows");
+	ok(!t->rows[0].backward && t->rows[0].calls == 2 && t->rows[0].avg_ms == 0.5 &&
+	    t->rows[0].has_mem && t->rows[0].mem == -2048 && t->rows[0].mem_peak == 4096,
+	    "a forward row with its memory");
+	ok(t->rows[1].backward && t->rows[1].calls == 0 && !t->rows[1].has_mem &&
+	    strcmp(t->rows[1].module, "x\x1b[2J") == 0,
+	    "a backward row: calls that are no number are 0, null memory is unmeasured, the name kept");
+	ok(t->rows[2].module != NULL && t->rows[2].module[0] == '\0' && !t->rows[2].backward,
+	    "a row that is no object: empty");
+	render_torch_modules(&out, t);
+	ok(out.s != NULL && strstr(out.s, "2 steps of Model") && strstr(out.s, "FEWER than asked") &&
+	    strstr(out.s, "-2.00 KB") && strstr(out.s, "| backward |") && !strchr(out.s, '\x1b'),
+	    "rendered: the steps, the memory, the stage; the target's name escaped");
+	sbuf_free(&out);
+	torch_modules_free(t);
+	json_decref(v);
+	t = torch_modules_parse(NULL);
+	ok(t->nrows == 0 && t->steps == 0 && t->step_avg_ms == 0, "no answer: an empty table");
+	torch_modules_free(t);
+}
+
 int
 main(void)
 {
@@ -323,5 +362,6 @@ main(void)
 	test_hostile_values();
 	test_threads();
 	test_statements();
+	test_torch_modules();
 	return done_testing();
 }
