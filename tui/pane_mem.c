@@ -429,6 +429,8 @@ toggle_torch(struct pane *p)
 		return;
 	}
 	m->view = VIEW_TORCH;
+	if (m->torch_busy)
+		return;		/* left by S or D while recording: it goes on */
 	free(m->torch_error);
 	m->torch_error = NULL;
 	if (sess(p) == NULL) {

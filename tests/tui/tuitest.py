@@ -1961,8 +1961,8 @@ def mem_torch(version, exe, workdir, golden):
     training loop): `torch modules -n 3` recorded in the background, its
     table names the model's layers with forward and backward rows, > sorts
     it, the hooks are gone afterwards and T returns to the types.  While
-    the loop is paused the recording waits, and Esc cancels it: the hooks
-    go, and the pane is back on the types."""
+    the loop is paused the recording waits: Esc cancels it (the hooks go,
+    the pane is back on the types), and D then T leave it running."""
     name = "CPython %s mem torch" % version
     if subprocess.run([exe, "-c", "import torch"], stdout=subprocess.DEVNULL,
                       stderr=subprocess.DEVNULL).returncode != 0:
@@ -1997,8 +1997,15 @@ def mem_torch(version, exe, workdir, golden):
             time.sleep(0.2)
         TAP.ok(screen is not None and torch_hooks_left(target.pid) == "0",
                "%s: Esc cancels the recording: the hooks are removed" % name, screen)
-        os.unlink(pause)
         s.tmux.keys("T")
+        s.wait(has("Torch modules · recording 3 steps…", "modules hooked"), "recording again")
+        s.tmux.keys("D")    # the types while it records; T goes back to the same recording
+        s.wait(has("Mem summary (D: diff)"), "summary while recording")
+        s.tmux.keys("T")
+        screen = s.wait(has("Torch modules · recording 3 steps…", "modules hooked"), "again")
+        TAP.ok(screen is not None and "still waiting" not in screen,
+               "%s: D leaves the recording running, T shows it again" % name, screen)
+        os.unlink(pause)
         screen = s.wait(has("Torch modules · 3 steps of Model", "MODULE", "Model.head"),
                         "torch table", deadline=60)
         rows = set(re.findall(r"\s(forward|backward)\s+(\S+)\s", screen or ""))
@@ -2019,7 +2026,7 @@ def mem_torch(version, exe, workdir, golden):
         TAP.ok(screen is not None and len(totals) >= 8 and totals == sorted(totals, reverse=True),
                "%s: > sorts the torch table by total time" % name, screen)
         s.tmux.keys("T")
-        screen = s.wait(has("Mem diff (D: summary)", "GROWTH"), "back to the types")
+        screen = s.wait(has("Mem summary (D: diff)", "COUNT"), "back to the types")
         TAP.ok(screen is not None and "Torch modules" not in screen,
                "%s: T again returns to the types" % name, screen)
         s.tmux.keys("q")
