@@ -526,12 +526,13 @@ static const struct cmd_option perf_options[] = {
 	FLAG(NULL, "--idle", "keep the samples of idle threads"),
 	FLAG(NULL, "--threads", "one flamegraph per thread"),
 	FLAG(NULL, "--native", "with native (C/C++) frames"),
+	FLAG(NULL, "--merge", "over a process set: fold every process together (no process roots)"),
 };
 
 static struct cmd_spec cmd_perf = {
 	.name = "perf",
 	.usage = "[pid] [-f FILE] [-r HZ] [-d SECONDS] [--mode MODE] [--format FORMAT] [--idle] "
-	    "[--threads] [--native]",
+	    "[--threads] [--native] [--merge]",
 	.summary = "a flamegraph of where the time goes, sampled from outside the process",
 	.params = perf_params, .nparams = FP_NELEM(perf_params),
 	.options = perf_options, .noptions = FP_NELEM(perf_options),

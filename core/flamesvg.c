@@ -89,6 +89,8 @@ colour(const struct profile_frame *fr, char *buf, size_t len)
 		h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
 	if (fr->thread)
 		snprintf(buf, len, "rgb(200,200,200)");
+	else if (fr->process)
+		snprintf(buf, len, "rgb(170,200,170)");
 	else if (fr->native)
 		snprintf(buf, len, "rgb(%u,%u,230)", 80 + (unsigned)(h % 60), 140 + (unsigned)(h >> 8) % 80);
 	else

@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include "core/flamesvg.h"
+#include "core/perfset.h"
+#include "core/procset.h"
 #include "core/profile.h"
 #include "core/runner.h"
 #include "core/sampler.h"
@@ -149,7 +151,7 @@ parse_args(pid_t pid, const struct cmd_request *req, struct perf_args *a, char *
 }
 
 static void
-sink(void *arg, const struct sample *s)
+perf_sink(void *arg, const struct sample *s)
 {
 	profile_add(arg, s);
 }
@@ -173,8 +175,8 @@ perf_write(const struct profile *prof, int format, FILE *f, const char *title,
 }
 
 /* Sample with Ctrl-C caught: it ends sampling, and what was collected is kept. */
-static int
-sample(struct sampler *s, struct profile *prof, char **cause)
+int
+perf_sample(struct sampler **sv, size_t n, sampler_sink_fn *sink, void *arg, char **cause)
 {
 	struct sigaction sa, old;
 	int rc;
@@ -184,48 +186,122 @@ sample(struct sampler *s, struct profile *prof, char **cause)
 	sigemptyset(&sa.sa_mask);
 	perf_sigint = 0;
 	sigaction(SIGINT, &sa, &old);
-	rc = sampler_run(s, sink, prof, &perf_sigint, cause);
+	rc = sampler_run_set(sv, n, sink, arg, &perf_sigint, cause);
 	sigaction(SIGINT, &old, NULL);
+	return rc;
+}
+
+int
+perf_open_output(const char *file, char **cause)
+{
+	int fd = open(file, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+
+	if (fd < 0)
+		return -termsafe_fail(cause, FP_ERR, "perf: cannot write %s: %s", file, strerror(errno));
+	return fd;
+}
+
+int
+perf_write_output(int fd, const struct profile *prof, int format, const char *file,
+    const char *title, const char *subtitle, char **cause)
+{
+	FILE *f = NULL;
+	int rc = FP_OK;
+
+	if (ftruncate(fd, 0) != 0 || (f = fdopen(fd, "w")) == NULL) {
+		rc = termsafe_fail(cause, FP_ERR, "perf: cannot write %s: %s", file, strerror(errno));
+		close(fd);
+		return rc;
+	}
+	if (perf_write(prof, format, f, title, subtitle) != 0 || fflush(f) != 0)
+		rc = termsafe_fail(cause, FP_ERR, "perf: cannot write %s: %s", file, strerror(errno));
+	if (fclose(f) != 0 && rc == FP_OK)
+		rc = termsafe_fail(cause, FP_ERR, "perf: cannot write %s: %s", file, strerror(errno));
+	return rc;
+}
+
+int
+perf_write_kept(int rc, int fd, const struct profile *prof, int format, const char *file,
+    const char *title, const char *subtitle, char **cause)
+{
+	char *why = NULL;
+	int wrc = perf_write_output(fd, prof, format, file, title, subtitle, &why);
+
+	/* What was collected is written even when sampling ended in an error. */
+	if (rc != FP_OK) {
+		free(why);
+		return rc;
+	}
+	if (why != NULL)
+		*cause = why;
+	return wrc;
+}
+
+const char *
+perf_format_name(int format)
+{
+	return format_names[format];
+}
+
+const char *
+perf_mode_name(int mode)
+{
+	return mode_names[mode];
+}
+
+/* perf over the runner's process set (core/perfset). */
+static int
+perf_over_set(const struct proc_set_spec *spec, const struct perf_args *a,
+    const struct cmd_request *req, struct sbuf *out, char **cause)
+{
+	struct perfset_opts o = {
+		.so = a->so, .threads = a->threads, .merge = command_opt(req, "--merge") != NULL,
+		.format = a->format, .file = a->file,
+	};
+	struct proc_set set;
+	int rc;
+
+	if ((rc = procset_resolve(spec, &set, cause)) != FP_OK)
+		return rc;
+	rc = perfset_run(&set, &o, out, cause);
+	procset_clear(&set);
 	return rc;
 }
 
 int
 perf_cmd_run(void *ctx, const struct cmd_request *req, struct sbuf *out, char **cause)
 {
+	const struct proc_set_spec *spec = runner_procset(ctx);
 	pid_t pid = runner_pid(ctx);
 	struct perf_args a;
 	struct sampler *s = NULL;
 	struct profile *prof = NULL;
-	char *summary = NULL, *title = NULL, *subtitle = NULL;
-	FILE *f = NULL;
+	char *summary = NULL, *title = NULL;
 	int fd, rc;
 
+	if (spec != NULL && command_arg(req, "pid") == NULL)
+		pid = 1;	/* parse_args wants one; the set is sampled */
 	if ((rc = parse_args(pid, req, &a, cause)) != FP_OK)
 		return rc;
+	if (spec != NULL && command_arg(req, "pid") == NULL)
+		return perf_over_set(spec, &a, req, out, cause);
+	if (command_opt(req, "--merge") != NULL)
+		return fail(cause, FP_EUSAGE, "perf: --merge folds the processes of a set together: "
+		    "flight_profiler PID --tree, --match REGEX or PID,PID,...");
 	/* The process first: a pid that is not Python leaves no empty file behind. */
 	if ((rc = sampler_open(a.pid, &a.so, &s, cause)) != FP_OK)
 		return rc;
 	/* Checked before sampling: a minute of samples is not lost to a typo. */
-	if ((fd = open(a.file, O_WRONLY | O_CREAT | O_CLOEXEC, 0644)) < 0) {
-		rc = termsafe_fail(cause, FP_ERR, "perf: cannot write %s: %s", a.file, strerror(errno));
+	if ((fd = perf_open_output(a.file, cause)) < 0) {
 		sampler_close(s);
-		return rc;
+		return -fd;
 	}
 	prof = profile_new(a.threads);
-	rc = sample(s, prof, cause);
+	rc = perf_sample(&s, 1, perf_sink, prof, cause);
 	summary = sampler_summary(s);
 	title = xasprintf("flight_profiler perf: process %d, CPython %s, mode %s%s",
 	    (int)a.pid, sampler_version(s), mode_names[a.so.mode], a.so.idle ? " (with idle)" : "");
-	subtitle = xstrdup(summary);
-	if (ftruncate(fd, 0) != 0 || (f = fdopen(fd, "w")) == NULL) {
-		rc = termsafe_fail(cause, FP_ERR, "perf: cannot write %s: %s", a.file, strerror(errno));
-		close(fd);
-	} else {
-		if (perf_write(prof, a.format, f, title, subtitle) != 0 || fflush(f) != 0)
-			rc = termsafe_fail(cause, FP_ERR, "perf: cannot write %s: %s", a.file, strerror(errno));
-		if (fclose(f) != 0 && rc == FP_OK)
-			rc = termsafe_fail(cause, FP_ERR, "perf: cannot write %s: %s", a.file, strerror(errno));
-	}
+	rc = perf_write_kept(rc, fd, prof, a.format, a.file, title, summary, cause);
 	if (rc == FP_OK) {
 		if (sampler_stats(s)->exited)
 			termsafe_addf(out, "process %d exited while sampled: ", (int)a.pid);
@@ -234,7 +310,6 @@ perf_cmd_run(void *ctx, const struct cmd_request *req, struct sbuf *out, char **
 	}
 	free(summary);
 	free(title);
-	free(subtitle);
 	profile_free(prof);
 	sampler_close(s);
 	return rc;

@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "core/command.h"
+#include "core/sampler.h"
 
 /*
  * The handler of `perf` in the command table (core/command_table.c); ctx
@@ -27,5 +28,21 @@ int perf_format_of(const char *file);
 /* Write `prof` in format `format` (of the two above).  0, or -1 with errno. */
 int perf_write(const struct profile *prof, int format, FILE *f, const char *title,
     const char *subtitle);
+
+/*
+ * The output file, opened before sampling (a typo loses no samples): an
+ * fd, or minus an fp_status with *cause.
+ */
+int perf_open_output(const char *file, char **cause);
+/* Truncate fd's file and write prof into it; fd is closed. */
+int perf_write_output(int fd, const struct profile *prof, int format, const char *file,
+    const char *title, const char *subtitle, char **cause);
+/* The same after sampling ended with rc: written in any case, rc kept if not FP_OK. */
+int perf_write_kept(int rc, int fd, const struct profile *prof, int format, const char *file,
+    const char *title, const char *subtitle, char **cause);
+/* Sample sv[0..n) in one loop, Ctrl-C ending it (what was collected is kept). */
+int perf_sample(struct sampler **sv, size_t n, sampler_sink_fn *sink, void *arg, char **cause);
+const char *perf_format_name(int format);
+const char *perf_mode_name(int mode);
 
 #endif

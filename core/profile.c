@@ -109,11 +109,12 @@ safe(const char *s)
 
 /* The id of (name, file), interned; raw strings from the target. */
 static uint32_t
-intern(struct profile *p, const char *name, const char *file, int line,
-    bool thread, bool native)
+intern_kind(struct profile *p, const char *name, const char *file, int line,
+    bool thread, bool native, bool process)
 {
 	char *sname = safe(name != NULL ? name : "???"), *sfile = safe(file);
-	uint64_t h = hash_str(hash_str(0xcbf29ce484222325ull + thread * 2 + native, sname), sfile);
+	uint64_t h = hash_str(hash_str(0xcbf29ce484222325ull + process * 4 + thread * 2 + native,
+	    sname), sfile);
 	struct profile_slot *sl;
 	struct profile_frame *fr;
 
@@ -123,7 +124,8 @@ intern(struct profile *p, const char *name, const char *file, int line,
 		if (sl->key == 0)
 			break;
 		fr = &p->frames[sl->value];
-		if (fr->thread == thread && fr->native == native && strcmp(fr->name, sname) == 0 &&
+		if (fr->thread == thread && fr->native == native && fr->process == process &&
+		    strcmp(fr->name, sname) == 0 &&
 		    (fr->file == NULL ? sfile == NULL : sfile != NULL && strcmp(fr->file, sfile) == 0)) {
 			free(sname);
 			free(sfile);
@@ -139,7 +141,15 @@ intern(struct profile *p, const char *name, const char *file, int line,
 	fr->line = line;
 	fr->thread = thread;
 	fr->native = native;
+	fr->process = process;
 	return sl->value;
+}
+
+static uint32_t
+intern(struct profile *p, const char *name, const char *file, int line,
+    bool thread, bool native)
+{
+	return intern_kind(p, name, file, line, thread, native, false);
 }
 
 /*
@@ -245,10 +255,18 @@ merge_native(struct profile *p, size_t *n, const struct py_thread *t)
 void
 profile_add(struct profile *p, const struct sample *s)
 {
+	profile_add_in(p, NULL, s);
+}
+
+void
+profile_add_in(struct profile *p, const char *process, const struct sample *s)
+{
 	const struct py_thread *t = s->thread;
 	size_t n = 0, i;
 	uint32_t node = 0;
 
+	if (process != NULL)
+		path_push(p, &n, intern_kind(p, process, NULL, 0, false, false, true));
 	if (p->by_thread) {
 		char *label = xasprintf("thread %s (%d)", t->name != NULL ? t->name : "?", (int)t->tid);
 
@@ -276,7 +294,7 @@ profile_add(struct profile *p, const struct sample *s)
 char *
 profile_frame_label(const struct profile_frame *fr)
 {
-	if (fr->thread || fr->file == NULL)
+	if (fr->thread || fr->process || fr->file == NULL)
 		return xstrdup(fr->name);
 	if (fr->native)
 		return xasprintf("%s [%s]", fr->name, fr->file);

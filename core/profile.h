@@ -23,6 +23,7 @@ struct profile_frame {
 	char *file;		/* filename, or module for native frames; may be NULL */
 	int line;		/* line where the function was first seen running */
 	bool thread;		/* a thread root (--threads), not code */
+	bool process;		/* a process root (perf over a set), not code */
 	bool native;
 };
 
@@ -58,6 +59,11 @@ struct profile *profile_new(bool by_thread);
 void profile_free(struct profile *p);
 /* Add one sample: its frames (and native ones) under the root. */
 void profile_add(struct profile *p, const struct sample *s);
+/*
+ * The same under a process root frame named `process` (perf over a set:
+ * "pid 4101 python3 train.py", "rank 3 (pid 4101)"), above any thread root.
+ */
+void profile_add_in(struct profile *p, const char *process, const struct sample *s);
 
 /* Writers; each returns 0, or -1 with errno from the stream. */
 int profile_write_collapsed(const struct profile *p, FILE *f);

@@ -15,6 +15,7 @@
 #include "core/attach.h"
 #include "core/command.h"
 #include "core/procfs.h"
+#include "core/perf_cmd.h"
 #include "core/procset.h"
 #include "core/stackset.h"
 #include "core/pystack.h"
@@ -261,6 +262,12 @@ runner_set_procset(struct runner *r, struct proc_set_spec *spec)
 	r->set = xcalloc(1, sizeof *r->set);
 	*r->set = *spec;
 	memset(spec, 0, sizeof *spec);
+}
+
+const struct proc_set_spec *
+runner_procset(const struct runner *r)
+{
+	return r->set;
 }
 
 void
@@ -1115,10 +1122,10 @@ runner_exec(struct runner *r, const char *line, struct sbuf *out, char **cause)
 	if (req == NULL)
 		return FP_OK;
 	spec = req->spec;
-	if (r->set != NULL && spec->run != runner_cmd_stack && strcmp(spec->name, "help") != 0 &&
-	    named_pid(req, 0) <= 0) {
+	if (r->set != NULL && spec->run != runner_cmd_stack && spec->run != perf_cmd_run &&
+	    strcmp(spec->name, "help") != 0 && named_pid(req, 0) <= 0) {
 		command_request_free(req);
-		return fail(cause, FP_EUSAGE, "%s: over a process set only `stack` runs so far; "
+		return fail(cause, FP_EUSAGE, "%s: over a process set only `stack` and `perf` run so far; "
 		    "give one pid for the others", spec->name);
 	}
 	/* A subcommand not built while its command is (mem diff, one day). */

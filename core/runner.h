@@ -116,6 +116,8 @@ struct proc_set_spec;
  * do not run over a set yet say so.
  */
 void runner_set_procset(struct runner *r, struct proc_set_spec *spec);
+/* The runner's process set, or NULL when it looks at one process. */
+const struct proc_set_spec *runner_procset(const struct runner *r);
 bool runner_one_shot(const struct runner *r);
 enum runner_agent_state runner_agent_state(const struct runner *r);
 

@@ -45,6 +45,11 @@ struct sampler {
 	uint64_t rnd;
 	struct sampler_stats st;
 	char *version;
+	/* sampler_run_set's, per member */
+	unsigned failed_run;	/* failed ticks in a row */
+	char *why;		/* the last failure's cause */
+	char *gave_up;		/* set when it failed MAX_FAILED ticks in a row */
+	bool done;		/* exited or given up: no more ticks */
 };
 
 static bool ran_since(struct tinfo *ti);
@@ -272,6 +277,7 @@ emit(struct sampler *s, struct py_snapshot *snap, uint64_t t0, uint64_t weight,
 		smp.thread = t;
 		smp.on_cpu = on_cpu;
 		s->st.samples++;
+		smp.pid = s->pid;
 		sink(arg, &smp);
 	}
 }
@@ -287,8 +293,7 @@ thread_cpu_ns(void)
 
 /* Read one tick.  False when sampling must end (the target is gone). */
 static bool
-tick(struct sampler *s, uint64_t t0, uint64_t weight, sampler_sink_fn *sink,
-    void *arg, unsigned *failed_run, char **cause)
+tick(struct sampler *s, uint64_t t0, uint64_t weight, sampler_sink_fn *sink, void *arg)
 {
 	struct py_snapshot_opts so = {
 		.native = s->opts.native,
@@ -297,17 +302,19 @@ tick(struct sampler *s, uint64_t t0, uint64_t weight, sampler_sink_fn *sink,
 	struct py_snapshot *snap = NULL;
 	int rc;
 
-	rc = py_reader_snapshot(s->reader, &so, &snap, cause);
+	free(s->why);
+	s->why = NULL;
+	rc = py_reader_snapshot(s->reader, &so, &snap, &s->why);
 	s->st.ticks++;
 	if (rc == FP_OK) {
-		*failed_run = 0;
+		s->failed_run = 0;
 		if (so.no_proc == false)
 			learn_names(s, snap);
 		emit(s, snap, t0, weight, sink, arg);
 		py_snapshot_free(snap);
 	} else {
 		s->st.failed++;
-		if (rc == FP_EEXITED || !procfs_exists(s->pid) || ++*failed_run >= MAX_FAILED) {
+		if (rc == FP_EEXITED || !procfs_exists(s->pid) || ++s->failed_run >= MAX_FAILED) {
 			s->st.exited = rc == FP_EEXITED || !procfs_exists(s->pid);
 			return false;
 		}
@@ -315,10 +322,65 @@ tick(struct sampler *s, uint64_t t0, uint64_t weight, sampler_sink_fn *sink,
 	return true;
 }
 
+/*
+ * One tick of every member still sampled: false when none is left.  A
+ * member's busy time is its own read's.
+ */
+static bool
+tick_all(struct sampler **sv, size_t n, uint64_t t0, uint64_t weight,
+    sampler_sink_fn *sink, void *arg)
+{
+	uint64_t a = t0, b;
+	bool any = false;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		struct sampler *s = sv[i];
+
+		if (s->done)
+			continue;
+		if (a - s->refreshed_ns >= REFRESH_NS)
+			refresh_threads(s);
+		if (!tick(s, t0, weight, sink, arg)) {
+			s->done = true;
+			if (!s->st.exited)
+				s->gave_up = xasprintf("sampling process %d failed %d times in a row: %s",
+				    (int)s->pid, MAX_FAILED, s->why != NULL ? s->why : "unknown error");
+		}
+		b = now_ns();
+		s->st.busy_ns += b - a;
+		a = b;
+		any |= !s->done;
+	}
+	return any;
+}
+
 int
 sampler_run(struct sampler *s, sampler_sink_fn *sink, void *arg,
     volatile sig_atomic_t *stop, char **cause)
 {
+	return sampler_run_set(&s, 1, sink, arg, stop, cause);
+}
+
+/* The loop's CPU time, shared among the members by their busy time. */
+static void
+share_cpu(struct sampler **sv, size_t n, uint64_t cpu)
+{
+	uint64_t busy = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		busy += sv[i]->st.busy_ns;
+	for (i = 0; i < n; i++)
+		sv[i]->st.cpu_ns += n == 1 ? cpu : busy == 0 ? cpu / n :
+		    (uint64_t)((double)cpu * (double)sv[i]->st.busy_ns / (double)busy);
+}
+
+int
+sampler_run_set(struct sampler **sv, size_t n, sampler_sink_fn *sink, void *arg,
+    volatile sig_atomic_t *stop, char **cause)
+{
+	struct sampler *s = sv[0];	/* the timing: every member has the same opts */
 	uint64_t start = now_ns(), next = start, prev = start, t0, t1;
 	/*
 	 * This thread's CPU time over the whole run, not per tick: it does
@@ -326,8 +388,8 @@ sampler_run(struct sampler *s, sampler_sink_fn *sink, void *arg,
 	 * a system call (two per tick were a tenth of a cheap tick's cost).
 	 */
 	uint64_t cpu0 = thread_cpu_ns();
-	unsigned failed_run = 0;
-	char *why = NULL;
+	bool first = true;
+	size_t i;
 	int rc = FP_OK;
 	/*
 	 * A sleeping thread is woken up to its timer slack late (50 us by
@@ -344,23 +406,17 @@ sampler_run(struct sampler *s, sampler_sink_fn *sink, void *arg,
 		t0 = now_ns();
 		if (s->opts.duration_ns > 0 && t0 - start >= s->opts.duration_ns)
 			break;
-		if (t0 - s->refreshed_ns >= REFRESH_NS)
-			refresh_threads(s);
-		if (!tick(s, t0, s->st.ticks == 0 ? next_interval(s) : t0 - prev, sink, arg,
-		    &failed_run, &why)) {
-			if (!s->st.exited)
-				rc = fail(cause, FP_ERR, "sampling process %d failed %d times in a row: %s",
-				    (int)s->pid, MAX_FAILED, why != NULL ? why : "unknown error");
+		if (!tick_all(sv, n, t0, first ? next_interval(s) : t0 - prev, sink, arg))
 			break;
-		}
+		first = false;
 		prev = t0;
 		t1 = now_ns();
-		s->st.busy_ns += t1 - t0;
 		next += next_interval(s);
 		if (t1 >= next) {
 			/* Behind by more than a period: start again from now, and say so. */
 			if (t1 - next > 1000000000ull / s->opts.rate) {
-				s->st.late++;
+				for (i = 0; i < n; i++)
+					sv[i]->st.late += !sv[i]->done;
 				next = t1;
 			}
 			continue;
@@ -374,10 +430,24 @@ sampler_run(struct sampler *s, sampler_sink_fn *sink, void *arg,
 	}
 	if (slack > 0)
 		prctl(PR_SET_TIMERSLACK, (unsigned long)slack, 0, 0, 0);
-	s->st.elapsed_ns = now_ns() - start;
-	s->st.cpu_ns += thread_cpu_ns() - cpu0;
-	free(why);
+	for (i = 0; i < n; i++)
+		sv[i]->st.elapsed_ns = now_ns() - start;
+	share_cpu(sv, n, thread_cpu_ns() - cpu0);
+	if (n == 1 && s->gave_up != NULL)
+		rc = fail(cause, FP_ERR, "%s", s->gave_up);
 	return rc;
+}
+
+const char *
+sampler_gave_up(const struct sampler *s)
+{
+	return s->gave_up;
+}
+
+pid_t
+sampler_pid(const struct sampler *s)
+{
+	return s->pid;
 }
 
 const struct sampler_stats *
@@ -428,5 +498,7 @@ sampler_close(struct sampler *s)
 	free(s->tids);
 	py_reader_close(s->reader);
 	free(s->version);
+	free(s->why);
+	free(s->gave_up);
 	free(s);
 }

@@ -52,6 +52,7 @@ struct sample {
 	uint64_t time_ns;	/* when the tick's read began (now_ns) */
 	uint64_t weight_ns;	/* time this sample stands for: since the last tick */
 	const struct py_thread *thread;	/* tid, name (may be NULL), gil, frames */
+	pid_t pid;		/* the process it was read in (several over a set) */
 	bool on_cpu;		/* ran on a CPU since the last tick (cpu, wall modes) */
 };
 
@@ -85,6 +86,20 @@ int sampler_open(pid_t pid, const struct sampler_opts *opts,
  */
 int sampler_run(struct sampler *s, sampler_sink_fn *sink, void *arg,
     volatile sig_atomic_t *stop, char **cause);
+/*
+ * Sample n processes in ONE loop (a process set, issue 13): each tick
+ * reads every member still there, one after another, so the set costs
+ * one thread and one timer, not n.  All were opened with the same opts.
+ * A member that exits (or fails MAX_FAILED ticks in a row) keeps what it
+ * gave, its stats say so (exited, or sampler_gave_up), and the others go
+ * on; the loop ends when none is left.  Per-member busy and CPU time are
+ * its own ticks'.  FP_OK unless n is 1 and it failed (as sampler_run).
+ */
+int sampler_run_set(struct sampler **sv, size_t n, sampler_sink_fn *sink, void *arg,
+    volatile sig_atomic_t *stop, char **cause);
+/* Why a member of a set stopped being sampled other than by exiting, or NULL. */
+const char *sampler_gave_up(const struct sampler *s);
+pid_t sampler_pid(const struct sampler *s);
 const struct sampler_stats *sampler_stats(const struct sampler *s);
 const char *sampler_version(const struct sampler *s);
 /* "1000 samples in 10.0 s (99.8 Hz of 100 asked), 0.1% torn, 2% busy" */

@@ -839,7 +839,7 @@ test_monitor_reset(void)
 }
 
 #define PERF_USAGE "(usage: perf [pid] [-f FILE] [-r HZ] [-d SECONDS] [--mode MODE] " \
-	"[--format FORMAT] [--idle] [--threads] [--native])"
+	"[--format FORMAT] [--idle] [--threads] [--native] [--merge])"
 
 static void
 test_perf(void)
@@ -853,6 +853,7 @@ test_perf(void)
 	parses("perf --mode gil --format collapsed --idle --threads --native",
 	    "perf() --mode=gil --format=collapsed --idle --threads --native");
 	parses("perf --mode=cpu --format=speedscope", "perf() --mode=cpu --format=speedscope");
+	parses("perf -d 1 --merge", "perf() --duration=1 --merge");
 	part_is("perf 123", "pid", "123");
 	part_is("perf", "--filepath", "flamegraph.svg");
 	part_is("perf", "--rate", "100");

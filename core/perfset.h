@@ -1,0 +1,36 @@
+/*
+ * perfset — `perf` over a set of processes (issue 13): one sampler loop
+ * reads every member each tick (core/sampler's sampler_run_set, a reader
+ * per member), and the profile gets the process as its root frame ("pid
+ * 4101 python3 train.py", or "rank 3 (pid 4101)" when RANK or LOCAL_RANK
+ * is in its environment), or none with --merge.  Members that are not
+ * Python are skipped with the reason; one that exits keeps its samples.
+ */
+#ifndef FP_PERFSET_H
+#define FP_PERFSET_H
+
+#include <stdbool.h>
+
+#include "core/procset.h"
+#include "core/sampler.h"
+#include "core/util.h"
+
+struct perfset_opts {
+	struct sampler_opts so;
+	bool threads;		/* thread roots under the process roots */
+	bool merge;		/* no process roots: all processes folded together */
+	int format;		/* perf_format_named's */
+	const char *file;
+};
+
+/*
+ * Sample every member and write the profile to o->file; what happened to
+ * each member goes to out.  Only a set with no Python member fails.
+ */
+int perfset_run(const struct proc_set *set, const struct perfset_opts *o, struct sbuf *out,
+    char **cause);
+
+/* "rank 3 (pid 4101)" or "pid 4101 python3 train.py": a process root's label. */
+char *perfset_label(pid_t pid, const char *cmdline);
+
+#endif
