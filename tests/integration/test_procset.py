@@ -6,11 +6,15 @@ with its pid; `PID,PID` and `--match` pick members; a member that is not
 Python is listed with the reason and the rest still shown; every member
 is healthy afterwards (not stopped, not traced)."""
 
+import json
 import os
 import re
+import signal
 import subprocess
+import threading
+import time
 
-from conftest import EXIT_NO_PROCESS, EXIT_OK, EXIT_USAGE
+from conftest import EXIT_NO_PROCESS, EXIT_NOT_PYTHON, EXIT_OK, EXIT_USAGE
 
 HEADER = re.compile(r"^(\d+) threads?(?: in (\d+) processes)? \u2014 pids? ([\d, \u2013]+), "
                     r"threads? (.+?)( \[partial\])?:$")
@@ -130,3 +134,127 @@ def test_bad_sets(python, launch, profiler):
     assert r.code == EXIT_USAGE and "not a process id" in r.stderr, r.describe()
     r = profiler.run(t.pid, "--tree")
     assert r.code == EXIT_USAGE and "works with --cmd" in r.stderr, r.describe()
+
+
+# ---- perf over a set ---------------------------------------------------------
+
+def collapsed(path):
+    """[(root frame, [frames], count)] of a collapsed-stacks file."""
+    out = []
+    with open(path) as f:
+        for line in f:
+            stack, _, count = line.rstrip("\n").rpartition(" ")
+            frames = stack.split(";")
+            out.append((frames[0], frames[1:], int(count)))
+    return out
+
+
+def pool_root(pid):
+    """The root frame of a pool.py process: its pid and short command line."""
+    return re.compile(r"^pid %d python\S* pool\.py$" % pid)
+
+
+def test_perf_tree_has_every_process_as_root(python, launch, profiler, tmp_path):
+    t = launch("pool.py", python)
+    workers = children(t.pid)
+    ranked = launch("idle.py", python, env={"RANK": "3"})
+    sleeper = subprocess.Popen(["sleep", "300"])
+    out = tmp_path / "job.collapsed"
+    try:
+        r = profiler.run("%d,%d,%d" % (t.pid, ranked.pid, sleeper.pid), "--tree",
+                         "--cmd", "perf -d 0.5 --idle -f %s" % out)
+    finally:
+        sleeper.kill()
+        sleeper.wait()
+    assert r.code == EXIT_OK, r.describe()
+    assert r.stdout.startswith("Write collapsed to %s successfully! " % out), r.describe()
+    # The one that is not Python is listed with the reason, and only it.
+    assert re.findall(r"^  skipped pid (\d+) \(sleep 300\): .*not a Python process", r.stdout,
+                      re.M) == [str(sleeper.pid)], r.describe()
+    stacks = collapsed(out)
+    roots = {s[0] for s in stacks}
+    job = [t.pid] + workers
+    for pid in job:
+        assert sum(1 for root in roots if pool_root(pid).match(root)) == 1, (pid, roots)
+    assert "rank 3 (pid %d)" % ranked.pid in roots, roots
+    # Every stack starts with one of the 10 process roots, and nothing else.
+    assert len(roots) == len(job) + 1, roots
+    # Each worker's stacks are its own: 7 wait for work, the odd one is elsewhere.
+    def functions_under(pid):
+        return {f.split(" (")[0] for s in stacks if pool_root(pid).match(s[0]) for f in s[1]}
+    waiting = [w for w in workers if "wait_for_work" in functions_under(w)]
+    odd = [w for w in workers if "elsewhere" in functions_under(w)]
+    assert len(waiting) == 7 and len(odd) == 1 and sorted(waiting + odd) == workers, stacks
+    # The samples per process in the summary are those in the file.
+    for pid in job:
+        m = re.search(r"^  pid %d python\S* pool\.py: (\d+) samples$" % pid, r.stdout, re.M)
+        assert m, r.describe()
+        assert int(m.group(1)) == sum(s[2] for s in stacks if pool_root(pid).match(s[0]))
+    assert all(healthy(p) for p in job + [ranked.pid])
+
+
+def test_perf_merge_and_the_other_formats(python, launch, profiler, tmp_path):
+    t = launch("pool.py", python)
+    workers = children(t.pid)
+    merged = tmp_path / "merged.collapsed"
+    r = profiler.run(t.pid, "--tree", "--cmd", "perf -d 0.3 --idle --merge -f %s" % merged)
+    assert r.code == EXIT_OK, r.describe()
+    stacks = collapsed(merged)
+    assert stacks and not any(re.match(r"(pid|rank|local rank) \d", s[0]) for s in stacks), stacks
+    assert any("wait_for_work" in f for s in stacks for f in s[1]), stacks
+    # text, speedscope and svg carry the process roots too.
+    for name in ("job.txt", "job.json", "job.svg"):
+        path = tmp_path / name
+        r = profiler.run(t.pid, "--tree", "--cmd", "perf -d 0.2 --idle -f %s" % path)
+        assert r.code == EXIT_OK, r.describe()
+        text = path.read_text()
+        for pid in [t.pid] + workers:
+            assert re.search(r"pid %d python\S* pool\.py" % pid, text), (name, pid)
+    with open(tmp_path / "job.json") as f:
+        assert json.load(f)["profiles"], "speedscope JSON without a profile"
+    r = profiler.cmd(t.pid, "perf -d 0.1 --merge -f %s" % merged)
+    assert r.code == EXIT_USAGE and "--merge folds the processes of a set" in r.stderr, r.describe()
+    # A set with no Python member: one line, nothing written.
+    sleepers = [subprocess.Popen(["sleep", "300"]) for _ in range(2)]
+    try:
+        r = profiler.run(",".join(str(p.pid) for p in sleepers), "--cmd",
+                         "perf -d 0.1 -f %s" % (tmp_path / "none.svg"))
+    finally:
+        for p in sleepers:
+            p.kill()
+            p.wait()
+    assert r.code == EXIT_NOT_PYTHON, r.describe()
+    assert "none of the 2 processes of the set is Python" in r.error_line(), r.describe()
+    assert not (tmp_path / "none.svg").exists()
+    assert all(healthy(p) for p in workers + [t.pid])
+
+
+def test_perf_keeps_a_member_that_exits(python, launch, profiler, tmp_path):
+    t = launch("pool.py", python)
+    workers = children(t.pid)
+    out = tmp_path / "exit.collapsed"
+    done = []
+    run = threading.Thread(target=lambda: done.append(
+        profiler.run(t.pid, "--tree", "--cmd", "perf -d 2 --idle -f %s" % out)))
+    run.start()
+    try:
+        # The file is opened once every member's sampler is: sampling is on.
+        deadline = time.monotonic() + 20
+        while not out.exists() and run.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(0.3)
+        os.kill(workers[-1], signal.SIGKILL)
+    finally:
+        run.join()
+    r = done[0]
+    assert r.code == EXIT_OK, r.describe()
+    m = re.search(r"^  pid %d python\S* pool\.py: (\d+) samples \(exited while sampled: kept "
+                  r"what it had\)$" % workers[-1], r.stdout, re.M)
+    assert m, r.describe()
+    stacks = collapsed(out)
+    assert int(m.group(1)) == sum(s[2] for s in stacks if pool_root(workers[-1]).match(s[0]))
+    # The others went on: every one is in the file, none said to have exited.
+    for pid in [t.pid] + workers[:-1]:
+        assert any(pool_root(pid).match(s[0]) for s in stacks), (pid, stacks)
+    assert r.stdout.count("exited while sampled") == 1, r.describe()
+    assert all(healthy(p) for p in workers[:-1] + [t.pid])
