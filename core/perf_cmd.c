@@ -13,7 +13,6 @@
 
 #include "core/flamesvg.h"
 #include "core/perfset.h"
-#include "core/procset.h"
 #include "core/profile.h"
 #include "core/runner.h"
 #include "core/sampler.h"
@@ -176,7 +175,7 @@ perf_write(const struct profile *prof, int format, FILE *f, const char *title,
 
 /* Sample with Ctrl-C caught: it ends sampling, and what was collected is kept. */
 int
-perf_sample(struct sampler **sv, size_t n, sampler_sink_fn *sink, void *arg, char **cause)
+perf_sample(struct sampler_set *set, sampler_sink_fn *sink, void *arg, char **cause)
 {
 	struct sigaction sa, old;
 	int rc;
@@ -186,7 +185,7 @@ perf_sample(struct sampler **sv, size_t n, sampler_sink_fn *sink, void *arg, cha
 	sigemptyset(&sa.sa_mask);
 	perf_sigint = 0;
 	sigaction(SIGINT, &sa, &old);
-	rc = sampler_run_set(sv, n, sink, arg, &perf_sigint, cause);
+	rc = sampler_run_set(set, sink, arg, &perf_sigint, cause);
 	sigaction(SIGINT, &old, NULL);
 	return rc;
 }
@@ -258,14 +257,7 @@ perf_over_set(const struct proc_set_spec *spec, const struct perf_args *a,
 		.so = a->so, .threads = a->threads, .merge = command_opt(req, "--merge") != NULL,
 		.format = a->format, .file = a->file,
 	};
-	struct proc_set set;
-	int rc;
-
-	if ((rc = procset_resolve(spec, &set, cause)) != FP_OK)
-		return rc;
-	rc = perfset_run(&set, &o, out, cause);
-	procset_clear(&set);
-	return rc;
+	return perfset_run(spec, &o, out, cause);
 }
 
 int
@@ -275,6 +267,7 @@ perf_cmd_run(void *ctx, const struct cmd_request *req, struct sbuf *out, char **
 	pid_t pid = runner_pid(ctx);
 	struct perf_args a;
 	struct sampler *s = NULL;
+	struct sampler_set one = { &s, 1, NULL, NULL };
 	struct profile *prof = NULL;
 	char *summary = NULL, *title = NULL;
 	int fd, rc;
@@ -297,7 +290,7 @@ perf_cmd_run(void *ctx, const struct cmd_request *req, struct sbuf *out, char **
 		return -fd;
 	}
 	prof = profile_new(a.threads);
-	rc = perf_sample(&s, 1, perf_sink, prof, cause);
+	rc = perf_sample(&one, perf_sink, prof, cause);
 	summary = sampler_summary(s);
 	title = xasprintf("flight_profiler perf: process %d, CPython %s, mode %s%s",
 	    (int)a.pid, sampler_version(s), mode_names[a.so.mode], a.so.idle ? " (with idle)" : "");

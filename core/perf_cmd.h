@@ -40,8 +40,8 @@ int perf_write_output(int fd, const struct profile *prof, int format, const char
 /* The same after sampling ended with rc: written in any case, rc kept if not FP_OK. */
 int perf_write_kept(int rc, int fd, const struct profile *prof, int format, const char *file,
     const char *title, const char *subtitle, char **cause);
-/* Sample sv[0..n) in one loop, Ctrl-C ending it (what was collected is kept). */
-int perf_sample(struct sampler **sv, size_t n, sampler_sink_fn *sink, void *arg, char **cause);
+/* Sample a set in one loop, Ctrl-C ending it (what was collected is kept). */
+int perf_sample(struct sampler_set *set, sampler_sink_fn *sink, void *arg, char **cause);
 const char *perf_format_name(int format);
 const char *perf_mode_name(int mode);
 

@@ -20,18 +20,25 @@
 
 /* A member being sampled: its sampler and root frame. */
 struct member {
-	const struct proc_member *m;
+	pid_t pid;
+	char *cmdline;		/* NULL when it was gone already */
 	struct sampler *s;	/* NULL: skipped */
 	char *label;
 	char *skip;		/* why it was not sampled */
 	int rc;			/* and the status that says it */
+	double joined_s;	/* found this long after sampling began; 0 = from the start */
 };
 
-struct sink_ctx {
-	struct profile *prof;
+/* One perf over a set: the members (growing as a tree or match is followed). */
+struct run {
+	const struct proc_set_spec *spec;
+	const struct perfset_opts *o;
 	struct member *mv;
-	size_t n, last;
-	bool merge;
+	size_t n, a, last;
+	struct sampler_set set;
+	size_t aset;
+	struct profile *prof;
+	uint64_t start_ns;	/* 0 until sampling begins */
 };
 
 /*
@@ -114,57 +121,89 @@ perfset_label(pid_t pid, const char *cmdline)
 static void
 set_sink(void *arg, const struct sample *smp)
 {
-	struct sink_ctx *c = arg;
+	struct run *r = arg;
 	size_t i;
 
-	if (c->merge) {
-		profile_add(c->prof, smp);
+	if (r->o->merge) {
+		profile_add(r->prof, smp);
 		return;
 	}
 	/* A tick reads the members in order: the last one found is the usual answer. */
-	for (i = 0; i < c->n; i++) {
-		size_t k = (c->last + i) % c->n;
+	for (i = 0; i < r->n; i++) {
+		size_t k = (r->last + i) % r->n;
 
-		if (c->mv[k].s != NULL && sampler_pid(c->mv[k].s) == smp->pid) {
-			c->last = k;
-			profile_add_in(c->prof, c->mv[k].label, smp);
+		if (r->mv[k].s != NULL && r->mv[k].pid == smp->pid) {
+			r->last = k;
+			profile_add_in(r->prof, r->mv[k].label, smp);
 			return;
 		}
 	}
 }
 
-/* Open a sampler on every member that is Python; the others get a reason. */
-static size_t
-open_members(struct member *mv, const struct proc_set *set, const struct perfset_opts *o)
+/* Add a member: opened when it is Python, else kept with the reason. */
+static void
+add_member(struct run *r, const struct proc_member *pm)
 {
-	size_t i, nopen = 0;
-	char *why;
+	struct member *m = ARRAY_PUSH(r->mv, r->n, r->a);
+	char *why = NULL;
 
-	for (i = 0; i < set->n; i++) {
-		mv[i].m = &set->m[i];
-		why = NULL;
-		if (set->m[i].cmdline == NULL) {
-			mv[i].skip = xstrdup("exited");
-			mv[i].rc = FP_EEXITED;
-		} else if ((mv[i].rc = sampler_open(set->m[i].pid, &o->so, &mv[i].s, &why)) != FP_OK)
-			mv[i].skip = why != NULL ? why : xstrdup("unreadable");
-		else
-			nopen++;
-		mv[i].label = perfset_label(set->m[i].pid, set->m[i].cmdline);
+	memset(m, 0, sizeof *m);
+	m->pid = pm->pid;
+	m->cmdline = pm->cmdline != NULL ? xstrdup(pm->cmdline) : NULL;
+	if (r->start_ns != 0)
+		m->joined_s = (double)(now_ns() - r->start_ns) / 1e9;
+	if (pm->cmdline == NULL) {
+		m->skip = xstrdup("exited");
+		m->rc = FP_EEXITED;
+	} else if ((m->rc = sampler_open(pm->pid, &r->o->so, &m->s, &why)) != FP_OK) {
+		m->skip = why != NULL ? why : xstrdup("unreadable");
+	} else {
+		*(struct sampler **)ARRAY_PUSH(r->set.sv, r->set.n, r->aset) = m->s;
 	}
-	return nopen;
+	m->label = perfset_label(pm->pid, pm->cmdline);
+}
+
+static bool
+is_member(const struct run *r, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < r->n; i++)
+		if (r->mv[i].pid == pid)
+			return true;
+	return false;
+}
+
+/* sampler_set.grow: the tree or the match again, its new processes added. */
+static void
+grow(struct sampler_set *set, void *arg)
+{
+	struct run *r = arg;
+	struct proc_set now;
+	char *why = NULL;
+	size_t i;
+
+	(void)set;
+	if (procset_resolve(r->spec, &now, &why) != FP_OK) {
+		free(why);	/* none left for now: the members still there go on */
+		return;
+	}
+	for (i = 0; i < now.n; i++)
+		if (!is_member(r, now.m[i].pid))
+			add_member(r, &now.m[i]);
+	procset_clear(&now);
 }
 
 /* The whole loop's figures: the members' reads summed, its ticks once. */
 static char *
-set_summary(struct sampler **sv, size_t n)
+set_summary(const struct sampler_set *set)
 {
 	uint64_t ticks = 0, reads = 0, samples = 0, torn = 0, tr = 0, failed = 0, cpu = 0, busy = 0;
-	double secs = n > 0 ? (double)sampler_stats(sv[0])->elapsed_ns / 1e9 : 0;
+	double secs = (double)sampler_stats(set->sv[0])->elapsed_ns / 1e9;
 	size_t i;
 
-	for (i = 0; i < n; i++) {
-		const struct sampler_stats *st = sampler_stats(sv[i]);
+	for (i = 0; i < set->n; i++) {
+		const struct sampler_stats *st = sampler_stats(set->sv[i]);
 
 		ticks = st->ticks > ticks ? st->ticks : ticks;
 		reads += st->ticks;
@@ -177,90 +216,102 @@ set_summary(struct sampler **sv, size_t n)
 	}
 	return xasprintf("%llu samples from %llu reads of %zu process%s in %.1f s (%.1f ticks a "
 	    "second), %.2f%% torn, %llu failed reads, %.1f us CPU per tick, %.0f%% busy",
-	    (unsigned long long)samples, (unsigned long long)reads, n, n == 1 ? "" : "es", secs,
-	    secs > 0 ? (double)ticks / secs : 0, tr > 0 ? 100.0 * (double)torn / (double)tr : 0,
-	    (unsigned long long)failed, ticks > 0 ? (double)cpu / 1e3 / (double)ticks : 0,
+	    (unsigned long long)samples, (unsigned long long)reads, set->n,
+	    set->n == 1 ? "" : "es", secs, secs > 0 ? (double)ticks / secs : 0,
+	    tr > 0 ? 100.0 * (double)torn / (double)tr : 0, (unsigned long long)failed,
+	    ticks > 0 ? (double)cpu / 1e3 / (double)ticks : 0,
 	    secs > 0 ? 100.0 * (double)busy / 1e9 / secs : 0);
 }
 
 /* What happened to each member, after the write's line. */
 static void
-report_members(struct sbuf *out, const struct member *mv, size_t n)
+report_members(struct sbuf *out, const struct run *r)
 {
 	size_t i;
 
-	for (i = 0; i < n; i++) {
-		const struct sampler_stats *st = mv[i].s != NULL ? sampler_stats(mv[i].s) : NULL;
+	for (i = 0; i < r->n; i++) {
+		const struct member *m = &r->mv[i];
+		const struct sampler_stats *st = m->s != NULL ? sampler_stats(m->s) : NULL;
 
 		if (st == NULL)
 			continue;
-		termsafe_addf(out, "  %s: %llu samples", mv[i].label, (unsigned long long)st->samples);
+		termsafe_addf(out, "  %s: %llu samples", m->label, (unsigned long long)st->samples);
+		if (m->joined_s > 0)
+			sbuf_addf(out, " (joined after %.1f s)", m->joined_s);
 		if (st->exited)
 			sbuf_add(out, " (exited while sampled: kept what it had)");
-		else if (sampler_gave_up(mv[i].s) != NULL)
-			termsafe_addf(out, " (given up: %s)", sampler_gave_up(mv[i].s));
+		else if (sampler_gave_up(m->s) != NULL)
+			termsafe_addf(out, " (given up: %s)", sampler_gave_up(m->s));
 		sbuf_add(out, "\n");
 	}
-	for (i = 0; i < n; i++)
-		if (mv[i].s == NULL)
-			termsafe_addf(out, "  skipped pid %d (%s): %s\n", (int)mv[i].m->pid,
-			    mv[i].m->cmdline != NULL ? mv[i].m->cmdline : "?", mv[i].skip);
+	for (i = 0; i < r->n; i++)
+		if (r->mv[i].s == NULL)
+			termsafe_addf(out, "  skipped pid %d (%s): %s\n", (int)r->mv[i].pid,
+			    r->mv[i].cmdline != NULL ? r->mv[i].cmdline : "?", r->mv[i].skip);
 }
 
 static int
-sample_and_write(struct member *mv, size_t n, const struct perfset_opts *o, int fd,
-    struct sbuf *out, char **cause)
+sample_and_write(struct run *r, int fd, struct sbuf *out, char **cause)
 {
-	struct sampler **sv = xcalloc(n, sizeof *sv);
-	struct sink_ctx c = { profile_new(o->threads), mv, n, 0, o->merge };
+	const struct perfset_opts *o = r->o;
 	char *summary, *title;
-	size_t i, k = 0;
 	int rc;
 
-	for (i = 0; i < n; i++)
-		if (mv[i].s != NULL)
-			sv[k++] = mv[i].s;
-	rc = perf_sample(sv, k, set_sink, &c, cause);
-	summary = set_summary(sv, k);
-	title = xasprintf("flight_profiler perf: %zu process%s%s, CPython %s, mode %s%s", k,
-	    k == 1 ? "" : "es", o->merge ? " merged" : "", sampler_version(sv[0]), perf_mode_name(o->so.mode),
-	    o->so.idle ? " (with idle)" : "");
-	rc = perf_write_kept(rc, fd, c.prof, o->format, o->file, title, summary, cause);
+	r->prof = profile_new(o->threads);
+	/* A tree or a match is followed as processes come; a list of pids is what it is. */
+	if (r->spec->tree || r->spec->match != NULL) {
+		r->set.grow = grow;
+		r->set.grow_arg = r;
+	}
+	r->start_ns = now_ns();
+	rc = perf_sample(&r->set, set_sink, r, cause);
+	summary = set_summary(&r->set);
+	title = xasprintf("flight_profiler perf: %zu process%s%s, CPython %s, mode %s%s", r->set.n,
+	    r->set.n == 1 ? "" : "es", o->merge ? " merged" : "", sampler_version(r->set.sv[0]),
+	    perf_mode_name(o->so.mode), o->so.idle ? " (with idle)" : "");
+	rc = perf_write_kept(rc, fd, r->prof, o->format, o->file, title, summary, cause);
 	if (rc == FP_OK) {
 		termsafe_addf(out, "Write %s to %s successfully! %s\n", perf_format_name(o->format),
 		    o->file, summary);
-		report_members(out, mv, n);
+		report_members(out, r);
 	}
 	free(summary);
 	free(title);
-	profile_free(c.prof);
-	free(sv);
 	return rc;
 }
 
 int
-perfset_run(const struct proc_set *set, const struct perfset_opts *o, struct sbuf *out,
+perfset_run(const struct proc_set_spec *spec, const struct perfset_opts *o, struct sbuf *out,
     char **cause)
 {
-	struct member *mv = xcalloc(set->n ? set->n : 1, sizeof *mv);
-	size_t i, nopen = open_members(mv, set, o);
-	int fd, rc = FP_OK;
+	struct run r = { .spec = spec, .o = o };
+	struct proc_set set;
+	size_t i;
+	int fd, rc;
 
-	if (nopen == 0 && set->n == 1) {
-		rc = termsafe_fail(cause, mv[0].rc, "perf: pid %d: %s", (int)set->m[0].pid, mv[0].skip);
-	} else if (nopen == 0) {
+	if ((rc = procset_resolve(spec, &set, cause)) != FP_OK)
+		return rc;
+	for (i = 0; i < set.n; i++)
+		add_member(&r, &set.m[i]);
+	procset_clear(&set);
+	if (r.set.n == 0 && r.n == 1) {
+		rc = termsafe_fail(cause, r.mv[0].rc, "perf: pid %d: %s", (int)r.mv[0].pid, r.mv[0].skip);
+	} else if (r.set.n == 0) {
 		rc = termsafe_fail(cause, FP_ENOTPY, "perf: none of the %zu processes of the set is "
-		    "Python (pid %d: %s)", set->n, (int)set->m[0].pid, mv[0].skip);
+		    "Python (pid %d: %s)", r.n, (int)r.mv[0].pid, r.mv[0].skip);
 	} else if ((fd = perf_open_output(o->file, cause)) < 0) {
 		rc = -fd;
 	} else {
-		rc = sample_and_write(mv, set->n, o, fd, out, cause);
+		rc = sample_and_write(&r, fd, out, cause);
 	}
-	for (i = 0; i < set->n; i++) {
-		sampler_close(mv[i].s);
-		free(mv[i].label);
-		free(mv[i].skip);
+	for (i = 0; i < r.n; i++) {
+		sampler_close(r.mv[i].s);
+		free(r.mv[i].cmdline);
+		free(r.mv[i].label);
+		free(r.mv[i].skip);
 	}
-	free(mv);
+	free(r.mv);
+	free(r.set.sv);
+	profile_free(r.prof);
 	return rc;
 }

@@ -4,7 +4,8 @@
  * per member), and the profile gets the process as its root frame ("pid
  * 4101 python3 train.py", or "rank 3 (pid 4101)" when RANK or LOCAL_RANK
  * is in its environment), or none with --merge.  Members that are not
- * Python are skipped with the reason; one that exits keeps its samples.
+ * Python are skipped with the reason; one that exits keeps its samples;
+ * a tree or a match is followed as processes come.
  */
 #ifndef FP_PERFSET_H
 #define FP_PERFSET_H
@@ -24,11 +25,13 @@ struct perfset_opts {
 };
 
 /*
- * Sample every member and write the profile to o->file; what happened to
- * each member goes to out.  Only a set with no Python member fails.
+ * Sample every member of the set and write the profile to o->file; what
+ * happened to each member goes to out.  A tree or a match is resolved
+ * again about once a second while sampling, its new processes joining.
+ * Only a set with no Python member at the start fails.
  */
-int perfset_run(const struct proc_set *set, const struct perfset_opts *o, struct sbuf *out,
-    char **cause);
+int perfset_run(const struct proc_set_spec *spec, const struct perfset_opts *o,
+    struct sbuf *out, char **cause);
 
 /* "rank 3 (pid 4101)" or "pid 4101 python3 train.py": a process root's label. */
 char *perfset_label(pid_t pid, const char *cmdline);

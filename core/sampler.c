@@ -16,6 +16,8 @@
 
 /* How often the thread list is read again from /proc. */
 #define REFRESH_NS	200000000ull
+/* How often a set that follows processes (sampler_set.grow) looks for new ones. */
+#define GROW_NS		1000000000ull
 /* Consecutive failed ticks after which a target still there is given up. */
 #define MAX_FAILED	200
 
@@ -50,6 +52,7 @@ struct sampler {
 	char *why;		/* the last failure's cause */
 	char *gave_up;		/* set when it failed MAX_FAILED ticks in a row */
 	bool done;		/* exited or given up: no more ticks */
+	uint64_t joined_ns;	/* when it was opened: its elapsed time starts there */
 };
 
 static bool ran_since(struct tinfo *ti);
@@ -186,6 +189,7 @@ sampler_open(pid_t pid, const struct sampler_opts *opts, struct sampler **sp,
 	s->opts = *opts;
 	s->pid = pid;
 	s->rnd = now_ns() | 1;
+	s->joined_ns = now_ns();
 	if ((rc = py_reader_open(pid, &s->reader, cause)) != FP_OK) {
 		free(s);
 		return rc;
@@ -359,7 +363,9 @@ int
 sampler_run(struct sampler *s, sampler_sink_fn *sink, void *arg,
     volatile sig_atomic_t *stop, char **cause)
 {
-	return sampler_run_set(&s, 1, sink, arg, stop, cause);
+	struct sampler_set one = { &s, 1, NULL, NULL };
+
+	return sampler_run_set(&one, sink, arg, stop, cause);
 }
 
 /* The loop's CPU time, shared among the members by their busy time. */
@@ -377,11 +383,11 @@ share_cpu(struct sampler **sv, size_t n, uint64_t cpu)
 }
 
 int
-sampler_run_set(struct sampler **sv, size_t n, sampler_sink_fn *sink, void *arg,
+sampler_run_set(struct sampler_set *set, sampler_sink_fn *sink, void *arg,
     volatile sig_atomic_t *stop, char **cause)
 {
-	struct sampler *s = sv[0];	/* the timing: every member has the same opts */
-	uint64_t start = now_ns(), next = start, prev = start, t0, t1;
+	struct sampler *s = set->sv[0];	/* the timing: every member has the same opts */
+	uint64_t start = now_ns(), next = start, prev = start, grown = start, t0, t1;
 	/*
 	 * This thread's CPU time over the whole run, not per tick: it does
 	 * nothing but sample, sleeping costs none, and a clock read of it is
@@ -406,7 +412,11 @@ sampler_run_set(struct sampler **sv, size_t n, sampler_sink_fn *sink, void *arg,
 		t0 = now_ns();
 		if (s->opts.duration_ns > 0 && t0 - start >= s->opts.duration_ns)
 			break;
-		if (!tick_all(sv, n, t0, first ? next_interval(s) : t0 - prev, sink, arg))
+		if (set->grow != NULL && t0 - grown >= GROW_NS) {
+			set->grow(set, set->grow_arg);
+			grown = t0 = now_ns();
+		}
+		if (!tick_all(set->sv, set->n, t0, first ? next_interval(s) : t0 - prev, sink, arg))
 			break;
 		first = false;
 		prev = t0;
@@ -415,8 +425,8 @@ sampler_run_set(struct sampler **sv, size_t n, sampler_sink_fn *sink, void *arg,
 		if (t1 >= next) {
 			/* Behind by more than a period: start again from now, and say so. */
 			if (t1 - next > 1000000000ull / s->opts.rate) {
-				for (i = 0; i < n; i++)
-					sv[i]->st.late += !sv[i]->done;
+				for (i = 0; i < set->n; i++)
+					set->sv[i]->st.late += !set->sv[i]->done;
 				next = t1;
 			}
 			continue;
@@ -430,10 +440,12 @@ sampler_run_set(struct sampler **sv, size_t n, sampler_sink_fn *sink, void *arg,
 	}
 	if (slack > 0)
 		prctl(PR_SET_TIMERSLACK, (unsigned long)slack, 0, 0, 0);
-	for (i = 0; i < n; i++)
-		sv[i]->st.elapsed_ns = now_ns() - start;
-	share_cpu(sv, n, thread_cpu_ns() - cpu0);
-	if (n == 1 && s->gave_up != NULL)
+	t1 = now_ns();
+	for (i = 0; i < set->n; i++)
+		set->sv[i]->st.elapsed_ns = t1 - (set->sv[i]->joined_ns > start ?
+		    set->sv[i]->joined_ns : start);
+	share_cpu(set->sv, set->n, thread_cpu_ns() - cpu0);
+	if (set->n == 1 && s->gave_up != NULL)
 		rc = fail(cause, FP_ERR, "%s", s->gave_up);
 	return rc;
 }

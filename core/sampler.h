@@ -87,15 +87,28 @@ int sampler_open(pid_t pid, const struct sampler_opts *opts,
 int sampler_run(struct sampler *s, sampler_sink_fn *sink, void *arg,
     volatile sig_atomic_t *stop, char **cause);
 /*
- * Sample n processes in ONE loop (a process set, issue 13): each tick
- * reads every member still there, one after another, so the set costs
- * one thread and one timer, not n.  All were opened with the same opts.
- * A member that exits (or fails MAX_FAILED ticks in a row) keeps what it
- * gave, its stats say so (exited, or sampler_gave_up), and the others go
- * on; the loop ends when none is left.  Per-member busy and CPU time are
- * its own ticks'.  FP_OK unless n is 1 and it failed (as sampler_run).
+ * Several processes sampled in ONE loop (a process set, issue 13): each
+ * tick reads every member still there, one after another, so the set
+ * costs one thread and one timer, not n.  All were opened with the same
+ * opts.  grow, when set, is called about once a second between ticks and
+ * may append members (reallocating sv): a tree or a match followed as
+ * processes come.
  */
-int sampler_run_set(struct sampler **sv, size_t n, sampler_sink_fn *sink, void *arg,
+struct sampler_set {
+	struct sampler **sv;
+	size_t n;
+	void (*grow)(struct sampler_set *set, void *arg);
+	void *grow_arg;
+};
+
+/*
+ * Sample a set.  A member that exits (or fails MAX_FAILED ticks in a row)
+ * keeps what it gave, its stats say so (exited, or sampler_gave_up), and
+ * the others go on; the loop ends when none is left.  A member's busy
+ * and CPU time are its own ticks'.  FP_OK unless the set is one sampler
+ * and it failed (as sampler_run).
+ */
+int sampler_run_set(struct sampler_set *set, sampler_sink_fn *sink, void *arg,
     volatile sig_atomic_t *stop, char **cause);
 /* Why a member of a set stopped being sampled other than by exiting, or NULL. */
 const char *sampler_gave_up(const struct sampler *s);

@@ -229,13 +229,14 @@ def test_perf_merge_and_the_other_formats(python, launch, profiler, tmp_path):
     assert all(healthy(p) for p in workers + [t.pid])
 
 
-def test_perf_keeps_a_member_that_exits(python, launch, profiler, tmp_path):
-    t = launch("pool.py", python)
-    workers = children(t.pid)
-    out = tmp_path / "exit.collapsed"
+def test_perf_follows_the_tree_a_member_comes_and_one_goes(python, launch, profiler, tmp_path):
+    t = launch("forks_late.py", python)
+    first = children(t.pid)
+    assert len(first) == 1, first
+    out = tmp_path / "comego.collapsed"
     done = []
     run = threading.Thread(target=lambda: done.append(
-        profiler.run(t.pid, "--tree", "--cmd", "perf -d 2 --idle -f %s" % out)))
+        profiler.run(t.pid, "--tree", "--cmd", "perf -d 3 --idle -f %s" % out)))
     run.start()
     try:
         # The file is opened once every member's sampler is: sampling is on.
@@ -243,18 +244,27 @@ def test_perf_keeps_a_member_that_exits(python, launch, profiler, tmp_path):
         while not out.exists() and run.is_alive() and time.monotonic() < deadline:
             time.sleep(0.02)
         time.sleep(0.3)
-        os.kill(workers[-1], signal.SIGKILL)
+        os.kill(first[0], signal.SIGKILL)
+        os.kill(t.pid, signal.SIGUSR1)
     finally:
         run.join()
     r = done[0]
     assert r.code == EXIT_OK, r.describe()
-    m = re.search(r"^  pid %d python\S* pool\.py: (\d+) samples \(exited while sampled: kept "
-                  r"what it had\)$" % workers[-1], r.stdout, re.M)
-    assert m, r.describe()
+    late = [p for p in children(t.pid) if p not in first]
+    assert len(late) == 1, (late, r.describe())
+    root = {pid: re.compile(r"^pid %d python\S* forks_late\.py$" % pid)
+            for pid in [t.pid, first[0], late[0]]}
     stacks = collapsed(out)
-    assert int(m.group(1)) == sum(s[2] for s in stacks if pool_root(workers[-1]).match(s[0]))
-    # The others went on: every one is in the file, none said to have exited.
-    for pid in [t.pid] + workers[:-1]:
-        assert any(pool_root(pid).match(s[0]) for s in stacks), (pid, stacks)
+    # The one that went keeps its samples, and the summary says it exited.
+    m = re.search(r"^  pid %d python\S* forks_late\.py: (\d+) samples \(exited while sampled: "
+                  r"kept what it had\)$" % first[0], r.stdout, re.M)
+    assert m, r.describe()
+    assert int(m.group(1)) == sum(s[2] for s in stacks if root[first[0]].match(s[0]))
     assert r.stdout.count("exited while sampled") == 1, r.describe()
-    assert all(healthy(p) for p in workers[:-1] + [t.pid])
+    # The one that came joined, under its own root, where it is.
+    assert re.search(r"^  pid %d python\S* forks_late\.py: [1-9]\d* samples \(joined after "
+                     r"\d+\.\d s\)$" % late[0], r.stdout, re.M), r.describe()
+    assert any(root[late[0]].match(s[0]) and any(f.startswith("joined_late ") for f in s[1])
+               for s in stacks), stacks
+    assert any(root[t.pid].match(s[0]) for s in stacks), stacks
+    assert all(healthy(p) for p in late + [t.pid])
