@@ -145,7 +145,8 @@ rebuild(struct pane *p)
 		*ARRAY_PUSH(m->rows, m->nrows, m->arows) = i;
 	}
 	pcre2_match_data_free(md);
-	qsort_r(m->rows, m->nrows, sizeof *m->rows, cmp_rows, p);
+	if (m->nrows > 1)
+		qsort_r(m->rows, m->nrows, sizeof *m->rows, cmp_rows, p);
 	for (i = 0; was != NULL && i < m->nrows; i++)
 		if (m->live->types[m->rows[i]].type == was) {
 			p->cursor = i;
@@ -202,7 +203,8 @@ rebuild_torch(struct pane *p)
 	m->ntrows = 0;
 	for (i = 0; m->torch != NULL && i < m->torch->nrows; i++)
 		*ARRAY_PUSH(m->trows, m->ntrows, m->atrows) = i;
-	qsort_r(m->trows, m->ntrows, sizeof *m->trows, cmp_trows, m);
+	if (m->ntrows > 1)	/* never a NULL array: qsort_r's is declared non-null */
+		qsort_r(m->trows, m->ntrows, sizeof *m->trows, cmp_trows, m);
 	pane_clamp(p);
 }
 
