@@ -347,15 +347,18 @@ class _ModulesRun(object):
         self.drop_tensor_hooks()
 
     def drop_tensor_hooks(self):
-        hs, self.tensor_handles = self.tensor_handles, []
-        for h in hs:
+        # Popped one by one: a second call goes on where an interrupted one stopped.
+        hs = self.tensor_handles
+        while hs:
+            h = hs.pop()
             try:
                 h.remove()
             except BaseException:
                 pass
         # A parameter is as it was: no hook dict at all, not an empty one.
-        ps, self.bare_params = self.bare_params, {}
-        for p in ps.values():
+        ps = self.bare_params
+        while ps:
+            _, p = ps.popitem()
             try:
                 if not p._backward_hooks:
                     p._backward_hooks = None
@@ -490,7 +493,8 @@ def modules(spec, cancelled, event):
 
     def remove():
         run.active = False
-        for h in handles:
+        while handles:     # popped: a second call finishes an interrupted one
+            h = handles.pop()
             try:
                 h.remove()
             except BaseException:
@@ -536,9 +540,12 @@ _ACTIONS = {"profile": profile, "memory": memory, "modules": modules}
 def cleanup(key):
     """Remove the hooks of request key, if any are left: called by run()
     and again by C after it (an interrupt may land in run's own cleanup)."""
-    fn = _live.pop(key, None)
+    fn = _live.get(key)
     if fn is not None:
         fn()
+        # Forgotten only once it ran to its end: an interrupt inside fn
+        # leaves it for the next call.
+        _live.pop(key, None)
 
 
 def run(action, spec_json, key, cancelled, event):
