@@ -95,7 +95,7 @@ class Spot:
 
     def __init__(self, thread, path, marker):
         self.thread = thread
-        self.path = path
+        self.path = os.path.abspath(path)
         self.marker = marker
         self.line = marker_lines(path)[marker]
 
@@ -104,7 +104,8 @@ class Spot:
         frame = sys._current_frames().get(self.thread.ident)
         mine = []
         while frame is not None:
-            if frame.f_code.co_filename == self.path:
+            # co_filename is the path as run (build-asan/../x.py); self.path is absolute
+            if os.path.abspath(frame.f_code.co_filename) == self.path:
                 mine.append(frame)
             frame = frame.f_back
         return mine

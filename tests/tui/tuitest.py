@@ -40,7 +40,9 @@ import time
 import traceback
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-SRC = os.environ.get("FP_SRCDIR") or os.path.dirname(os.path.dirname(HERE))
+# Normalized: the ASan build's FP_SRCDIR is build-asan/.., and a target run
+# by that path has co_filename with the "..", which abspath(__file__) has not.
+SRC = os.path.realpath(os.environ.get("FP_SRCDIR") or os.path.dirname(os.path.dirname(HERE)))
 BUILD = os.environ.get("FP_BUILDDIR") or os.getcwd()
 BIN = os.environ.get("FP_BINARY") or os.path.join(BUILD, "flight_profiler")
 PYTHONS = os.environ.get("FP_PYTHONS") or os.path.join(BUILD, "pythons.list")
