@@ -642,13 +642,7 @@ def flame_open(s, samples, need="Flame"):
     (polled without waiting for a steady screen: a live one may never hold
     still); None if never."""
     s.tmux.keys("F")
-    end = time.monotonic() + DEADLINE
-    while time.monotonic() < end:
-        x = s.masked()
-        if flame_samples(x) >= samples and need in x:
-            return x
-        time.sleep(0.05)
-    return None
+    return live_wait(s, lambda x: flame_samples(x) >= samples and need in x, "flame pane")
 
 
 def flame_save(s, out):
@@ -1047,12 +1041,17 @@ def trace_pane(version, exe, workdir):
 
 def live_wait(s, pred, what, deadline=DEADLINE):
     """The masked screen once pred(screen) holds, steady or not (a live
-    watch changes the screen all the time)."""
+    watch changes the screen all the time). It must hold on two captures
+    in a row: tmux can be captured in the middle of a redraw (the pane's
+    title already new, its rows still old), and a torn screen does not
+    last."""
     end = time.monotonic() + deadline
     screen = None
+    held = 0
     while time.monotonic() < end:
         screen = s.masked()
-        if pred(screen):
+        held = held + 1 if pred(screen) else 0
+        if held == 2:
             return screen
         time.sleep(0.05)
     TAP.diag("timed out waiting for %s; the screen:\n%s" % (what, screen))
