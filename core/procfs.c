@@ -143,8 +143,14 @@ procfs_tids(pid_t pid, pid_t **tids, size_t *n, char **cause)
 	closedir(d);
 	if (*n == 0)
 		return fail(cause, FP_EEXITED, "process %d has no threads left", (int)pid);
-	qsort(*tids, *n, sizeof **tids, cmp_pid);
+	procfs_sort_pids(*tids, *n);
 	return FP_OK;
+}
+
+void
+procfs_sort_pids(pid_t *v, size_t n)
+{
+	qsort(v, n, sizeof *v, cmp_pid);
 }
 
 bool

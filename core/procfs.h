@@ -31,6 +31,8 @@ const struct proc_map *procfs_maps_find(const struct proc_maps *maps, uint64_t a
 
 /* Thread ids of a process, sorted; *tids is malloc'd. */
 int procfs_tids(pid_t pid, pid_t **tids, size_t *n, char **cause);
+/* Ascending, as every list of pids or tids we show. */
+void procfs_sort_pids(pid_t *v, size_t n);
 
 struct proc_thread_stat {
 	char state;		/* R, S, D, T, t, Z, ... ; 0 when unknown */

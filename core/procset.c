@@ -13,10 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#define PCRE2_CODE_UNIT_WIDTH 8
-#include <pcre2.h>
 
 #include "core/procfs.h"
+#include "core/regex.h"
 #include "core/termsafe.h"
 #include "core/util.h"
 
@@ -123,26 +122,16 @@ add_matching(pid_t **v, size_t *n, size_t *alloc, const char *pattern,
 {
 	pcre2_match_data *md;
 	pcre2_code *re;
-	PCRE2_SIZE off;
 	size_t k;
-	int err;
 
-	re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED,
-	    PCRE2_UTF | PCRE2_MATCH_INVALID_UTF, &err, &off, NULL);
-	if (re == NULL) {
-		PCRE2_UCHAR msg[256];
-
-		pcre2_get_error_message(err, msg, sizeof msg);
-		return fail(cause, FP_EUSAGE, "--match: bad pattern at offset %zu: %s",
-		    (size_t)off, (char *)msg);
-	}
+	if ((re = regex_compile(pattern, 0, "--match pattern", cause)) == NULL)
+		return FP_EUSAGE;
 	md = pcre2_match_data_create_from_pattern(re, NULL);
 	for (k = 0; k < nl; k++) {
 		char *cmd = procfs_cmdline(links[k].pid);
 
 		/* Kernel threads have no command line; we are not a member. */
-		if (cmd != NULL && *cmd != '\0' && links[k].pid != getpid() &&
-		    pcre2_match(re, (PCRE2_SPTR)cmd, strlen(cmd), 0, 0, md, NULL) >= 0 &&
+		if (cmd != NULL && *cmd != '\0' && links[k].pid != getpid() && regex_match(re, md, cmd) &&
 		    !has_pid(*v, *n, links[k].pid))
 			*ARRAY_PUSH(*v, *n, *alloc) = links[k].pid;
 		free(cmd);
@@ -150,14 +139,6 @@ add_matching(pid_t **v, size_t *n, size_t *alloc, const char *pattern,
 	pcre2_match_data_free(md);
 	pcre2_code_free(re);
 	return FP_OK;
-}
-
-static int
-cmp_pid(const void *a, const void *b)
-{
-	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
-
-	return (x > y) - (x < y);
 }
 
 int
@@ -190,7 +171,7 @@ procset_resolve(const struct proc_set_spec *spec, struct proc_set *set, char **c
 		return termsafe_fail(cause, FP_ENOPROC, "no process matches --match '%s'",
 		    spec->match ? spec->match : "");
 	}
-	qsort(v, n, sizeof *v, cmp_pid);
+	procfs_sort_pids(v, n);
 	set->m = xcalloc(n, sizeof *set->m);
 	for (i = 0; i < n; i++) {
 		set->m[i].pid = v[i];

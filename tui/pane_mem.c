@@ -850,18 +850,10 @@ static bool
 mem_filter(struct pane *p, const char *re, char **cause)
 {
 	struct mem *m = p->data;
-	pcre2_code *code = NULL;
-	PCRE2_SIZE off;
-	int err;
+	pcre2_code *code;
 
-	if (re != NULL && *re != '\0' && (code = pcre2_compile((PCRE2_SPTR)re, PCRE2_ZERO_TERMINATED,
-	    PCRE2_UTF | PCRE2_MATCH_INVALID_UTF | PCRE2_CASELESS, &err, &off, NULL)) == NULL) {
-		PCRE2_UCHAR msg[256];
-
-		pcre2_get_error_message(err, msg, sizeof msg);
-		fail(cause, FP_EUSAGE, "bad type filter at offset %zu: %s", (size_t)off, (char *)msg);
+	if (!pane_filter_compile(re, &code, cause))
 		return false;
-	}
 	pcre2_code_free(m->filter_re);
 	free(m->filter);
 	m->filter_re = code;

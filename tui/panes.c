@@ -8,6 +8,7 @@
 
 #include <stdlib.h>
 
+#include "core/regex.h"
 #include "tui/layout.h"
 
 /* Every pane there is, in the order of tui/pane_table.h. */
@@ -300,18 +301,9 @@ panes_move(struct pane *p, enum action a)
 bool
 pane_filter_compile(const char *re, pcre2_code **code, char **cause)
 {
-	PCRE2_UCHAR msg[256];
-	PCRE2_SIZE off;
-	int err;
-
 	*code = NULL;
 	if (re == NULL || *re == '\0')
 		return true;
-	*code = pcre2_compile((PCRE2_SPTR)re, PCRE2_ZERO_TERMINATED,
-	    PCRE2_UTF | PCRE2_MATCH_INVALID_UTF | PCRE2_CASELESS, &err, &off, NULL);
-	if (*code != NULL)
-		return true;
-	pcre2_get_error_message(err, msg, sizeof msg);
-	fail(cause, FP_EUSAGE, "bad filter at offset %zu: %s", (size_t)off, (char *)msg);
-	return false;
+	*code = regex_compile(re, PCRE2_CASELESS, "filter", cause);
+	return *code != NULL;
 }

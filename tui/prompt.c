@@ -13,6 +13,7 @@
 #include <wchar.h>
 
 #include "core/command.h"
+#include "core/regex.h"
 #include "tui/bars.h"
 #include "tui/commands.h"
 #include "tui/inside.h"
@@ -23,25 +24,7 @@
 static pcre2_code *
 compile(const char *pattern, char **cause)
 {
-	uint32_t flags = PCRE2_UTF | PCRE2_MATCH_INVALID_UTF;
-	const char *c;
-	pcre2_code *re;
-	PCRE2_SIZE off;
-	int err;
-
-	/* smart case, as in less -i and vim's smartcase */
-	for (c = pattern; *c != '\0' && !(*c >= 'A' && *c <= 'Z'); c++)
-		;
-	if (*c == '\0')
-		flags |= PCRE2_CASELESS;
-	re = pcre2_compile((PCRE2_SPTR)pattern, PCRE2_ZERO_TERMINATED, flags, &err, &off, NULL);
-	if (re == NULL) {
-		PCRE2_UCHAR msg[256];
-
-		pcre2_get_error_message(err, msg, sizeof msg);
-		fail(cause, FP_EUSAGE, "bad search pattern at offset %zu: %s", (size_t)off, (char *)msg);
-	}
-	return re;
+	return regex_compile(pattern, regex_smart_case(pattern), "search pattern", cause);
 }
 
 void

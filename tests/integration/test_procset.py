@@ -121,7 +121,7 @@ def test_bad_sets(python, launch, profiler):
     r = profiler.run("--match", "no such command line 8d1c2f", "--cmd", "stack")
     assert r.code == EXIT_NO_PROCESS and "no process matches --match" in r.stderr, r.describe()
     r = profiler.run("--match", "(", "--cmd", "stack")
-    assert r.code == EXIT_USAGE and "bad pattern" in r.stderr, r.describe()
+    assert r.code == EXIT_USAGE and "bad --match pattern at offset 1" in r.stderr, r.describe()
     r = profiler.run(t.pid, "--tree", "--cmd", "getglobal __main__ x")
     assert r.code == EXIT_USAGE and "only `stack` and `perf` run so far" in r.stderr, r.describe()
     r = profiler.run(t.pid, "--tree", "--cmd", "stack --native")
