@@ -107,6 +107,8 @@ class Target:
     of fixed length, so masking it keeps columns) and started; ready when it
     says so."""
 
+    started = []
+
     def __init__(self, exe, workdir, script="threads.py", env=None, srcdir=TARGETS):
         shutil.copy(os.path.join(srcdir, script), workdir)
         shutil.copy(os.path.join(TARGETS, "_fptarget.py"), workdir)
@@ -140,6 +142,7 @@ class Target:
                                                "(killed by us)" if alive else self.proc.returncode,
                                                err))
         self.pid = self.proc.pid
+        Target.started.append(self)     # torn_down stops it
         # An agent directory left by an earlier process of this pid is not ours.
         shutil.rmtree("/tmp/.flight_profiler-%d" % self.pid, ignore_errors=True)
 
@@ -338,8 +341,7 @@ def has(*words):
 def golden_run(exe, workdir, cols, rows, other):
     tag = "%dx%d" % (cols, rows)
     tmux = Tmux(cols, rows)
-    target = None
-    try:
+    with torn_down("%s: golden run" % tag, tmux):
         target = Target(exe, workdir)
         s = Session(tmux, target, workdir)
         steps = [
@@ -390,12 +392,6 @@ def golden_run(exe, workdir, cols, rows, other):
         s.tmux.keys("q")
         check_restored(s, "%s quit" % tag, 0)
         check_target(target, "%s without the agent" % tag, False)
-    except RuntimeError as e:
-        TAP.ok(False, "%s: golden run" % tag, str(e))
-    finally:
-        tmux.kill()
-        if target:
-            target.stop()
 
 
 def more_keys(exe, workdir):
@@ -403,8 +399,7 @@ def more_keys(exe, workdir):
     command, a bad theme line, the output pane: they work and never break
     the screen."""
     tmux = Tmux(100, 30)
-    target = None
-    try:
+    with torn_down("more keys", tmux):
         target = Target(exe, workdir)
         bad = os.path.join(workdir, "config", "flight_profiler", "themes")
         os.makedirs(bad, exist_ok=True)
@@ -491,19 +486,12 @@ def more_keys(exe, workdir):
         s.tmux.keys("C-c")
         check_restored(s, "Ctrl-C", 0)
         check_target(target, "more keys (native frames too)", False)
-    except RuntimeError as e:
-        TAP.ok(False, "more keys", str(e))
-    finally:
-        tmux.kill()
-        if target:
-            target.stop()
 
 
 def signals(exe, workdir):
     for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGSEGV):
         tmux = Tmux(80, 24)
-        target = None
-        try:
+        with torn_down("signal %s" % sig.name, tmux):
             target = Target(exe, workdir)
             s = Session(tmux, target, workdir)
             s.wait(has("Threads 5", "worker-c"), "open")
@@ -511,12 +499,6 @@ def signals(exe, workdir):
             os.kill(pid, sig)
             check_restored(s, "killed by %s" % sig.name, 128 + sig)
             TAP.ok(target.proc.poll() is None, "%s: the target lives on" % sig.name)
-        except RuntimeError as e:
-            TAP.ok(False, "signal %s" % sig.name, str(e))
-        finally:
-            tmux.kill()
-            if target:
-                target.stop()
 
 
 def tt_pane(exe, workdir):
@@ -525,8 +507,7 @@ def tt_pane(exe, workdir):
     in the output pane, p replays it after a y (the next index), d
     deletes it."""
     tmux = Tmux(140, 40)
-    target = None
-    try:
+    with torn_down("tt pane", tmux):
         target = Target(exe, workdir, os.path.join(SRC, "tests", "agent", "targets",
                                                    "tt_target.py"))
         run([BIN, str(target.proc.pid), "--cmd", "tt -t __main__ func -n 3"])
@@ -560,18 +541,11 @@ def tt_pane(exe, workdir):
         TAP.ok(sc is not None and "1000 " not in sc.split("tt: 3 records")[1],
                "tt pane: d deletes the record under the cursor", tmux.capture())
         s.tmux.keys("q")
-    except RuntimeError as e:
-        TAP.ok(False, "tt pane", str(e))
-    finally:
-        tmux.kill()
-        if target:
-            target.stop()
 
 
 def target_exits(exe, workdir):
     tmux = Tmux(80, 24)
-    target = None
-    try:
+    with torn_down("target exit", tmux):
         target = Target(exe, workdir)
         s = Session(tmux, target, workdir)
         s.wait(has("Threads 5", "worker-c"), "open")
@@ -582,18 +556,11 @@ def target_exits(exe, workdir):
                "the last snapshot can still be browsed")
         s.tmux.keys("q")
         check_restored(s, "after the target exited", 0)
-    except RuntimeError as e:
-        TAP.ok(False, "target exit", str(e))
-    finally:
-        tmux.kill()
-        if target:
-            target.stop()
 
 
 def smoke(version, exe, workdir):
     tmux = Tmux(80, 24)
-    target = None
-    try:
+    with torn_down("CPython %s smoke" % version, tmux):
         target = Target(exe, workdir)
         s = Session(tmux, target, workdir)
         TAP.ok(s.wait(has("Threads 5", "worker-c", "CPython " + version), "open") is not None,
@@ -605,12 +572,6 @@ def smoke(version, exe, workdir):
         rc, same, diff = s.finished()
         TAP.ok(rc == 0 and same and tmux.alternate() == "0",
                "CPython %s: quit restores the terminal" % version, "rc %s\n%s" % (rc, diff))
-    except RuntimeError as e:
-        TAP.ok(False, "CPython %s smoke" % version, str(e))
-    finally:
-        tmux.kill()
-        if target:
-            target.stop()
 
 
 # ---- the flame pane (issue 11) -------------------------------------------------
@@ -660,9 +621,8 @@ def flame(version, exe, workdir, full):
     function with its share, zooms in and out, searches with the share
     matched, freezes, shows the top table, saves collapsed stacks."""
     tmux = Tmux(160, 48)
-    target = None
     name = "CPython %s flame" % version
-    try:
+    with torn_down(name, tmux):
         target = Target(exe, workdir, "hot.py", env={"FP_HOT": "split"})
         s = Session(tmux, target, workdir)
         if s.wait(has("Threads 2", "busy"), "open") is None:
@@ -748,12 +708,6 @@ def flame(version, exe, workdir, full):
         s.tmux.keys("q")
         check_restored(s, name, 0)
         check_target(target, name, False)
-    except RuntimeError as e:
-        TAP.ok(False, name, str(e))
-    finally:
-        tmux.kill()
-        if target:
-            target.stop()
 
 
 def flame_modes(version, exe, workdir):
@@ -764,9 +718,8 @@ def flame_modes(version, exe, workdir):
     in gil mode the thread that hashes without the GIL drops out."""
     name = "CPython %s flame modes" % version
     for mode in ("threads", "gil"):
-        target = None
         tmux = Tmux(160, 48)
-        try:
+        with torn_down(name, tmux):
             target = Target(exe, workdir, "hot.py", env={"FP_HOT": mode})
             s = Session(tmux, target, workdir)
             if s.wait(has("Threads"), "open") is None:
@@ -797,21 +750,14 @@ def flame_modes(version, exe, workdir):
             s.tmux.keys("q")
             check_restored(s, name, 0)
             check_target(target, name, False)
-        except RuntimeError as e:
-            TAP.ok(False, name, str(e))
-        finally:
-            tmux.kill()
-            if target:
-                target.stop()
 
 
 def names_smoke(version, exe, workdir):
     """Threads named only in Python (pynames.py): the threads pane and the
     title bar's GIL holder show their names, and the agent stays out."""
     tmux = Tmux(120, 30)
-    target = None
     name = "CPython %s Python-only names" % version
-    try:
+    with torn_down(name, tmux):
         target = Target(exe, workdir, "pynames.py")
         s = Session(tmux, target, workdir)
         TAP.ok(s.wait(has("\u0437\u0430\u0433\u0440\u0443\u0437\u0447\u0438\u043a-1",
@@ -827,12 +773,6 @@ def names_smoke(version, exe, workdir):
         check_target(target, name, False)
         TAP.ok(not os.path.exists("/tmp/.flight_profiler-%d" % target.pid),
                "%s: no agent directory" % name)
-    except RuntimeError as e:
-        TAP.ok(False, name, str(e))
-    finally:
-        tmux.kill()
-        if target:
-            target.stop()
 
 
 # ---- with the agent -----------------------------------------------------------
@@ -890,8 +830,7 @@ def agent_run(exe, workdir, cols, rows):
     CPython the goldens are made with."""
     tag = "%dx%d" % (cols, rows)
     tmux = Tmux(cols, rows)
-    target = None
-    try:
+    with torn_down("%s: agent run" % tag, tmux):
         target = Target(exe, workdir)
         s = Session(tmux, target, workdir)
         s.wait(has("Threads 5", "worker-c", "agent \u25cb"), "open")
@@ -959,20 +898,12 @@ def agent_run(exe, workdir, cols, rows):
         s.tmux.keys("q")
         check_restored(s, "%s with the agent" % tag, 0)
         check_target(target, "%s with the agent" % tag, True)
-    except RuntimeError as e:
-        TAP.ok(False, "%s: agent run" % tag, str(e))
-    finally:
-        tmux.kill()
-        if target:
-            target.stop()
-            shutil.rmtree("/tmp/.flight_profiler-%d" % target.pid, ignore_errors=True)
 
 
 def agent_smoke(version, exe, workdir):
     """The console round trip and Python thread names on one interpreter."""
     tmux = Tmux(80, 24)
-    target = None
-    try:
+    with torn_down("CPython %s console smoke" % version, tmux):
         target = Target(exe, workdir)
         s = Session(tmux, target, workdir)
         s.wait(has("Threads 5", "worker-c"), "open")
@@ -994,13 +925,6 @@ def agent_smoke(version, exe, workdir):
                "CPython %s: quit with the agent restores the terminal" % version,
                "rc %s\n%s" % (rc, diff))
         check_target(target, "CPython %s console" % version, True)
-    except RuntimeError as e:
-        TAP.ok(False, "CPython %s console smoke" % version, str(e))
-    finally:
-        tmux.kill()
-        if target:
-            target.stop()
-            shutil.rmtree("/tmp/.flight_profiler-%d" % target.pid, ignore_errors=True)
 
 
 def trace_pane(version, exe, workdir):
@@ -1009,9 +933,8 @@ def trace_pane(version, exe, workdir):
     folds it (work() has no callees: nothing to fold, the line stays);
     the pane's title says when the trace is done and the hooks removed."""
     tmux = Tmux(120, 40)
-    target = None
     name = "CPython %s trace pane" % version
-    try:
+    with torn_down(name, tmux):
         target = Target(exe, workdir, "hot.py", env={"FP_HOT": "split"})
         s = Session(tmux, target, workdir)
         s.wait(has("Threads 2", "busy"), "open")
@@ -1030,13 +953,6 @@ def trace_pane(version, exe, workdir):
                tmux.capture())
         s.tmux.keys("q")
         check_target(target, name, True)
-    except RuntimeError as e:
-        TAP.ok(False, name, str(e))
-    finally:
-        tmux.kill()
-        if target:
-            target.stop()
-            shutil.rmtree("/tmp/.flight_profiler-%d" % target.pid, ignore_errors=True)
 
 
 def live_wait(s, pred, what, deadline=DEADLINE):
@@ -1079,8 +995,7 @@ def watch_target_tui(exe, workdir, name, alive=True):
     160x40 terminal; afterwards (alive: the target should be) q quits and
     the target is checked."""
     tmux = Tmux(160, 40)
-    target = None
-    try:
+    with torn_down(name, tmux):
         target = Target(exe, workdir, os.path.join(SRC, "tests", "agent", "targets",
                                                    "watch_target.py"))
         s = Session(tmux, target, workdir)
@@ -1091,13 +1006,6 @@ def watch_target_tui(exe, workdir, name, alive=True):
             rc = s.finished()[0]
             TAP.ok(rc == 0, "%s: flight_profiler quits with status 0" % name, "got %s" % rc)
             check_target(target, name, True)
-    except RuntimeError as e:
-        TAP.ok(False, name, str(e))
-    finally:
-        tmux.kill()
-        if target:
-            target.stop()
-            shutil.rmtree("/tmp/.flight_profiler-%d" % target.pid, ignore_errors=True)
 
 
 WATCH_ADD = re.compile(r"__main__\.add +args=\((\d+), 1\)  return_obj=(\d+)")
@@ -1596,8 +1504,7 @@ def output_history(target, workdir):
 
 def newuser(exe, workdir):
     """What a new user trying the TUI found (issue 8)."""
-    target = None
-    try:
+    with torn_down("new user"):
         target = Target(exe, workdir)
         builtin_themes(target, workdir)
         help_and_keys(target, workdir)
@@ -1607,12 +1514,6 @@ def newuser(exe, workdir):
         console_safety(target, workdir)
         output_history(target, workdir)
         check_target(target, "new user with the agent", True)
-    except RuntimeError as e:
-        TAP.ok(False, "new user", str(e))
-    finally:
-        if target:
-            target.stop()
-            shutil.rmtree("/tmp/.flight_profiler-%d" % target.pid, ignore_errors=True)
 
 
 # What a terminal acts on: C0 but \t and \n, DEL, C1, bidi controls, separators.
@@ -1628,8 +1529,7 @@ def hostile(version, exe, workdir):
     name = "hostile names, CPython %s" % version
     evil = r"\x1b]0;PWNED\x07\x1b[2J\u009b31m\u202eevil"
     tmux = Tmux(200, 50)
-    target = None
-    try:
+    with torn_down(name, tmux):
         target = Target(exe, workdir, "hostile.py")
         title = tmux.run("display-message", "-p", "#{pane_title}").stdout
 
@@ -1688,13 +1588,6 @@ def hostile(version, exe, workdir):
         s.tmux.keys("q")
         check_restored(s, name, 0)
         check_target(target, name, True)
-    except RuntimeError as e:
-        TAP.ok(False, name, str(e))
-    finally:
-        tmux.kill()
-        if target:
-            target.stop()
-            shutil.rmtree("/tmp/.flight_profiler-%d" % target.pid, ignore_errors=True)
 
 
 # ---- live streams (issue 8): statements in the background -----------------
@@ -1790,18 +1683,11 @@ def big_output(target, workdir):
 
 
 def streams(exe, workdir):
-    target = None
-    try:
+    with torn_down("live streams"):
         target = Target(exe, workdir)
         live_statement(target, workdir)
         big_output(target, workdir)
         check_target(target, "live streams", True)
-    except RuntimeError as e:
-        TAP.ok(False, "live streams", str(e))
-    finally:
-        if target:
-            target.stop()
-            shutil.rmtree("/tmp/.flight_profiler-%d" % target.pid, ignore_errors=True)
 
 
 def mem_mask(screen):
@@ -1839,10 +1725,9 @@ def mem(version, exe, workdir, golden):
     traceback and Enter opens its source; Esc closes the pane and with it
     tracemalloc; ? lists the pane's keys."""
     tmux = Tmux(120, 40)
-    target = None
     name = "CPython %s mem" % version
     grow = os.path.join(workdir, "grow")
-    try:
+    with torn_down(name, tmux):
         target = Target(exe, workdir, "memgrow.py", env={"MEM_GROW_FILE": grow})
         s = Session(tmux, target, workdir)
         s.wait(has("Threads 1"), "open")
@@ -1923,13 +1808,6 @@ def mem(version, exe, workdir, golden):
         s.tmux.keys("q")
         check_restored(s, name, 0)
         check_target(target, name, True)
-    except RuntimeError as e:
-        TAP.ok(False, name, str(e))
-    finally:
-        tmux.kill()
-        if target:
-            target.stop()
-            shutil.rmtree("/tmp/.flight_profiler-%d" % target.pid, ignore_errors=True)
 
 
 def mem_views(s, name):
@@ -1970,9 +1848,8 @@ def mem_torch(version, exe, workdir, golden):
         TAP.skip(name, "torch is not importable by %s" % exe)
         return
     tmux = Tmux(120, 40)
-    target = None
     pause = os.path.join(workdir, "pause")
-    try:
+    with torn_down(name, tmux):
         target = Target(exe, workdir, "torch_target.py", srcdir=os.path.join(
             SRC, "tests", "agent", "targets"), env={
                 "TORCH_LOSS_FILE": os.path.join(workdir, "loss"),
@@ -2033,18 +1910,31 @@ def mem_torch(version, exe, workdir, golden):
         s.tmux.keys("q")
         check_restored(s, name, 0)
         check_target(target, name, True)
-    except RuntimeError as e:
-        TAP.ok(False, name, str(e))
-    finally:
-        tmux.kill()
-        if target:
-            target.stop()
-            shutil.rmtree("/tmp/.flight_profiler-%d" % target.pid, ignore_errors=True)
 
 
 def golden_version():
     with open(os.path.join(GOLDEN, "PYTHON")) as f:
         return f.read().strip()
+
+
+@contextlib.contextmanager
+def torn_down(name, tmux=None):
+    """A scenario's body: a RuntimeError (a target that never got ready, a
+    session that never opened) fails `name`; whatever happens, the tmux is
+    killed and every Target started inside is stopped, its agent directory
+    removed."""
+    first = len(Target.started)
+    try:
+        yield
+    except RuntimeError as e:
+        TAP.ok(False, name, str(e))
+    finally:
+        if tmux is not None:
+            tmux.kill()
+        for target in Target.started[first:]:
+            target.stop()
+            shutil.rmtree("/tmp/.flight_profiler-%d" % target.pid, ignore_errors=True)
+        del Target.started[first:]
 
 
 def scenario(fn, *args):
