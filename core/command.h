@@ -87,6 +87,8 @@ typedef int cmd_run_fn(void *ctx, const struct cmd_request *req, struct sbuf *ou
 #define CMD_LINEMODE 0x04	/* the line-mode prompt's own too */
 #define CMD_STATEMENT 0x08	/* runs the user's code; output streams while it runs */
 #define CMD_INTERACTIVE 0x10	/* reads more lines from the user until left (console) */
+#define CMD_SET 0x20		/* runs over a process set itself (stack, perf; help reads none) */
+#define CMD_SET_ALL 0x40	/* with --all, runs in each member of a set in turn (core/runner_set) */
 
 struct cmd_spec {
 	const char *name;	/* "stack"; a subcommand's is "mem summary" */

@@ -62,6 +62,9 @@ static const struct cmd_param observed_params[] = {
 #define FILEPATH_OPTION(help, dflt) \
 	{ "-f", "--filepath", "FILE", help, CMD_FILE, 0, 0, dflt, NULL, NULL }
 #define FLAG(s, l, help) { s, l, NULL, help, CMD_FLAG, 0, 0, NULL, NULL, NULL }
+/* The commands of CMD_SET_ALL: one process alone ignores it. */
+#define ALL_OPTION FLAG(NULL, "--all", "over a process set (--tree, --match, PID,PID): run in " \
+	"every member in turn, each result under its process")
 
 /* ---- help ----------------------------------------------------------------- */
 
@@ -82,6 +85,7 @@ static struct cmd_spec cmd_help = {
 	.usage = "[command]",
 	.summary = "list the commands, or show how to use one",
 	.params = help_params, .nparams = FP_NELEM(help_params),
+	.flags = CMD_SET,
 	.run = run_help,
 };
 
@@ -114,6 +118,7 @@ static struct cmd_spec cmd_stack = {
 	    "(with Python thread names when the agent is loaded)",
 	.params = stack_params, .nparams = FP_NELEM(stack_params),
 	.options = stack_options, .noptions = FP_NELEM(stack_options),
+	.flags = CMD_SET,
 	.run = runner_cmd_stack,
 };
 
@@ -129,14 +134,16 @@ static const struct cmd_option getglobal_options[] = {
 	{ "-e", "--expr", "EXPR", "show EXPR instead, where `target` is the field's value: "
 	    "-e target.fieldA", CMD_EXPR, 0, 0, NULL, NULL, NULL },
 	VALUE_OPTIONS,
+	ALL_OPTION,
 };
 
 static struct cmd_spec cmd_getglobal = {
 	.name = "getglobal",
-	.usage = "module [class] field [-x N] [-e EXPR] [-r] [-v]",
+	.usage = "module [class] field [-x N] [-e EXPR] [-r] [-v] [--all]",
 	.summary = "show a module global or a class's static field (loads the agent)",
 	.params = getglobal_params, .nparams = FP_NELEM(getglobal_params),
 	.options = getglobal_options, .noptions = FP_NELEM(getglobal_options),
+	.flags = CMD_SET_ALL,
 	.run = runner_cmd_getglobal,
 };
 
@@ -156,6 +163,7 @@ static const struct cmd_option vmtool_options[] = {
 	{ "-n", "--limits", "N", "instances to show, -1 for all", CMD_LIMIT, 0, ANY_LONG, "10",
 	    NULL, "a number of instances from 1 up, or -1 for all" },
 	VALUE_OPTIONS,
+	ALL_OPTION,
 };
 
 #define VMTOOL_GET_USAGE "(usage: vmtool -a getInstances -c module class)"
@@ -177,7 +185,7 @@ vmtool_check(const struct cmd_request *req, char **cause)
 		for (i = 0; i < req->nopts; i++) {
 			const struct cmd_option *o = req->opts[i].opt;
 
-			if (strcmp(o->longname, "--action") != 0)
+			if (strcmp(o->longname, "--action") != 0 && strcmp(o->longname, "--all") != 0)
 				return fail(cause, FP_EUSAGE, "vmtool: -a forceGc takes no other option "
 				    "(%s)", o->shortname ? o->shortname : o->longname);
 		}
@@ -193,12 +201,14 @@ vmtool_check(const struct cmd_request *req, char **cause)
 
 static struct cmd_spec cmd_vmtool = {
 	.name = "vmtool",
-	.usage = "-a getInstances -c module class [-e EXPR] [-x N] [-n N] [-r] [-v] | -a forceGc",
+	.usage = "-a getInstances -c module class [-e EXPR] [-x N] [-n N] [-r] [-v] | -a forceGc "
+	    "[--all]",
 	.summary = "instances of a class, or a forced garbage collection (loads the agent)",
 	.params = vmtool_params, .nparams = FP_NELEM(vmtool_params),
 	.options = vmtool_options, .noptions = FP_NELEM(vmtool_options),
 	.check = vmtool_check,
 	.params_with = "--class",
+	.flags = CMD_SET_ALL,
 	.run = runner_cmd_vmtool,
 };
 
@@ -237,16 +247,17 @@ static const struct cmd_option execute_options[] = {
 	{ "-t", "--timeout", "SECONDS", "interrupt the code after SECONDS (default: wait until "
 	    "it returns or Ctrl-C)", CMD_INT, 1, 86400 * 365, NULL, NULL,
 	    "seconds from 1 to 31536000 (a year)" },
+	ALL_OPTION,
 };
 
 static struct cmd_spec cmd_execute = {
 	.name = "execute",
-	.usage = "FILE | CODE... [-t SECONDS]",
+	.usage = "FILE | CODE... [-t SECONDS] [--all]",
 	.summary = "run a Python script or statement inside the process and show its output or "
 	    "traceback (loads the agent)",
 	.params = execute_params, .nparams = FP_NELEM(execute_params),
 	.options = execute_options, .noptions = FP_NELEM(execute_options),
-	.flags = CMD_STATEMENT,
+	.flags = CMD_STATEMENT | CMD_SET_ALL,
 	.run = runner_cmd_execute,
 };
 
@@ -536,6 +547,7 @@ static struct cmd_spec cmd_perf = {
 	.summary = "a flamegraph of where the time goes, sampled from outside the process",
 	.params = perf_params, .nparams = FP_NELEM(perf_params),
 	.options = perf_options, .noptions = FP_NELEM(perf_options),
+	.flags = CMD_SET,
 	.run = perf_cmd_run,
 };
 
@@ -586,13 +598,15 @@ static const char *const mem_sites_actions[] = { "start", "diff", "stop", NULL }
 #define MEM_ORDER_OPTION \
 	{ NULL, "--order", "ORDER", "by size", CMD_CHOICE, 0, 0, "descending", mem_orders, NULL }
 
-static const struct cmd_option mem_summary_options[] = { MEM_LIMIT_OPTION, MEM_ORDER_OPTION };
+static const struct cmd_option mem_summary_options[] = { MEM_LIMIT_OPTION, MEM_ORDER_OPTION,
+	ALL_OPTION };
 
 static struct cmd_spec cmd_mem_summary = {
 	.name = "mem summary",
-	.usage = "[--limit N] [--order descending|ascending]",
+	.usage = "[--limit N] [--order descending|ascending] [--all]",
 	.summary = "memory by type: object count and total size",
 	.options = mem_summary_options, .noptions = FP_NELEM(mem_summary_options),
+	.flags = CMD_SET_ALL,
 	.run = runner_cmd_mem_summary,
 };
 

@@ -15,8 +15,8 @@
 #include "core/attach.h"
 #include "core/command.h"
 #include "core/procfs.h"
-#include "core/perf_cmd.h"
 #include "core/procset.h"
+#include "core/runner_set.h"
 #include "core/stackset.h"
 #include "core/pystack.h"
 #include "core/render.h"
@@ -1122,11 +1122,11 @@ runner_exec(struct runner *r, const char *line, struct sbuf *out, char **cause)
 	if (req == NULL)
 		return FP_OK;
 	spec = req->spec;
-	if (r->set != NULL && spec->run != runner_cmd_stack && spec->run != perf_cmd_run &&
-	    strcmp(spec->name, "help") != 0 && named_pid(req, 0) <= 0) {
+	/* Over a set, a command reads the set itself (CMD_SET) or runs in each member. */
+	if (r->set != NULL && !(spec->flags & CMD_SET) && named_pid(req, 0) <= 0) {
+		rc = runner_set_each(r, req, out, cause);
 		command_request_free(req);
-		return fail(cause, FP_EUSAGE, "%s: over a process set only `stack` and `perf` run so far; "
-		    "give one pid for the others", spec->name);
+		return rc;
 	}
 	/* A subcommand not built while its command is (mem diff, one day). */
 	if ((rc = command_unavailable(spec, cause)) != FP_OK) {

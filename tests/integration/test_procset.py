@@ -123,7 +123,7 @@ def test_bad_sets(python, launch, profiler):
     r = profiler.run("--match", "(", "--cmd", "stack")
     assert r.code == EXIT_USAGE and "bad --match pattern at offset 1" in r.stderr, r.describe()
     r = profiler.run(t.pid, "--tree", "--cmd", "getglobal __main__ x")
-    assert r.code == EXIT_USAGE and "only `stack` and `perf` run so far" in r.stderr, r.describe()
+    assert r.code == EXIT_USAGE and "add --all" in r.stderr, r.describe()
     r = profiler.run(t.pid, "--tree", "--cmd", "stack --native")
     assert r.code == EXIT_USAGE, r.describe()
     r = profiler.run(t.pid, "--tree", "--cmd", "stack --group=lines")

@@ -27,10 +27,10 @@
 #define STACK_NO_PROCESS "stack: no process given (flight_profiler PID, or stack PID)"
 
 #define STACK_USAGE "(usage: stack [pid] [-f FILE] [--native] [--block] [-a] [--locals] [--group[=function]])"
-#define GETGLOBAL_USAGE "(usage: getglobal module [class] field [-x N] [-e EXPR] [-r] [-v])"
+#define GETGLOBAL_USAGE "(usage: getglobal module [class] field [-x N] [-e EXPR] [-r] [-v] [--all])"
 #define VMTOOL_USAGE "(usage: vmtool -a getInstances -c module class [-e EXPR] [-x N] " \
-	"[-n N] [-r] [-v] | -a forceGc)"
-#define EXECUTE_USAGE "(usage: execute FILE | CODE... [-t SECONDS])"
+	"[-n N] [-r] [-v] | -a forceGc [--all])"
+#define EXECUTE_USAGE "(usage: execute FILE | CODE... [-t SECONDS] [--all])"
 
 static struct runner *nowhere;	/* pid 0 */
 static struct runner *far;	/* a pid that cannot exist (above any pid_max) */
@@ -470,6 +470,8 @@ test_getglobal(void)
 	parses("getglobal __main__ classA static_field", "getglobal(__main__, classA, static_field)");
 	parses("getglobal my.pkg.modulename Outer.Inner f", "getglobal(my.pkg.modulename, Outer.Inner, f)");
 	parses("getglobal m f -e target.fieldA", "getglobal(m, f) --expr=target.fieldA");
+	parses("getglobal m f --all", "getglobal(m, f) --all");
+	passes("getglobal m f --all");
 	parses("getglobal m f --expr 'target[\"k\"]'", "getglobal(m, f) --expr=target[\"k\"]");
 	parses("getglobal m f --expr='args[0]'", "getglobal(m, f) --expr=args[0]");
 	parses("getglobal m f -x 2", "getglobal(m, f) --expand=2");
@@ -541,6 +543,10 @@ test_vmtool(void)
 	parses("vmtool -c m A -a getInstances", "vmtool(m, A) --class --action=getInstances");
 	parses("vmtool -a forceGc", "vmtool() --action=forceGc");
 	parses("vmtool --action=forceGc", "vmtool() --action=forceGc");
+	/* Over a process set, in every member; alone, that one process. */
+	parses("vmtool -a forceGc --all", "vmtool() --action=forceGc --all");
+	passes("vmtool -a forceGc --all");
+	passes("vmtool -a getInstances -c m A -n 1 --all");
 
 	passes("vmtool -a getInstances -c __main__ A");
 	passes("vmtool -a getInstances -c __main__ A -e instances[0].val");
@@ -630,6 +636,7 @@ test_console_execute(void)
 	parses("execute --timeout=5 x = 1", "execute(x, =, 1) --timeout=5");
 	parses("execute x = -1", "execute(x, =, -1)");
 	parses("execute -- print(-x)", "execute(print(-x))");
+	parses("execute print(1) --all", "execute(print(1)) --all");
 	passes("execute 'import gc; print(gc.get_count())'");
 	passes("execute print(1) -t 1");
 	passes("execute print(1) -t 31536000");
@@ -948,7 +955,7 @@ test_mem(void)
 	parse_fails("mem diff --interval 0", "mem diff: --interval wants seconds from 0.1 to 86400, "
 	    "not '0'");
 	parse_fails("mem summary --interval 5", "mem summary: unknown option '--interval' "
-	    "(usage: mem summary [--limit N] [--order descending|ascending])");
+	    "(usage: mem summary [--limit N] [--order descending|ascending] [--all])");
 	parse_fails("mem sites", "mem sites: missing what to do (usage: mem sites start [-f N] | "
 	    "diff [-i SECONDS [-f N]] | stop)");
 	parse_fails("mem sites go", "mem sites: unknown action 'go' (start, diff or stop)");
