@@ -49,6 +49,19 @@ def test_getglobal_all_shows_each_members_own_value(python, launch, profiler):
         # Each process's own global, not the first one's seen nine times.
         assert "VALUE: %d" % pid in found[pid], r.describe()
     assert summary(r.stdout) == "9 processes: 9 ok", r.describe()
+    # An expression that raises in one member only: said there, the rest shown.
+    odd = job[4]
+    r = profiler.run(t.pid, "--tree", "--cmd", "getglobal __main__ WORKER_ID -e "
+                     "'1 / (target - %d) and target' --all" % odd)
+    assert r.code == EXIT_OTHER, r.describe()
+    assert "getglobal --all: failed in 1 of 9 processes (the first: pid %d)" % odd \
+        in r.error_line(), r.describe()
+    found, order = sections(r.stdout)
+    assert order == job, r.describe()
+    assert found[odd] == ["failed: getglobal: the expression raised ZeroDivisionError: "
+                          "division by zero"], r.describe()
+    assert all("VALUE: %d" % pid in found[pid] for pid in job if pid != odd), r.describe()
+    assert summary(r.stdout) == "9 processes: 8 ok, 1 failed", r.describe()
     # A set without --all: one line saying to add it.  One pid with --all: that process.
     r = profiler.run(t.pid, "--tree", "--cmd", "getglobal __main__ WORKER_ID")
     assert r.code == EXIT_USAGE and "add --all" in r.error_line() and r.stdout == "", \
