@@ -81,7 +81,8 @@ bars_draw_title(struct tui *t)
 
 	/* Drop the least useful parts first when the line is short. */
 	brand = xasprintf(" flight_profiler %s", dot);
-	head = xasprintf(" pid %d %s ", (int)t->pid, dot);
+	head = t->set_name != NULL ? xasprintf(" %s %s pid %d %s ", t->set_name, dot, (int)t->pid, dot) :
+	    xasprintf(" pid %d %s ", (int)t->pid, dot);
 	switch (inside_state(t)) {
 	case RUNNER_AGENT_ATTACHED:
 		agent = draw_utf8() ? "\u25cf" : "on";

@@ -38,6 +38,7 @@ enum action {
 	A_TT_REPLAY, A_TT_DELETE, A_TT_SEARCH,
 	A_SAMPLE_MODE,
 	A_CLEAR,
+	A_GROUP,
 	A__COUNT
 };
 

@@ -109,12 +109,27 @@ place_tiles(struct tui *t, int ay, int top, int cols)
 	}
 }
 
+/* The top pane's rows out of `room`: its lines, at most a third (half
+ * while it has the focus), the tiles under it keeping their minimum. */
+static int
+top_height(struct tui *t, struct pane *top, int room)
+{
+	int h = (int)top->ops->nlines(top) + 3, most = t->focus == top ? room / 2 : room / 3;
+
+	if (most > room - MIN_THREADS_H - 3)
+		most = room - MIN_THREADS_H - 3;
+	if (h > most)
+		h = most;
+	return h < 4 ? (room >= 4 + MIN_THREADS_H + 3 ? 4 : 0) : h;
+}
+
 void
 layout_panes(struct tui *t)
 {
 	int cols = COLS, rows = LINES, ay = 1, ah = rows - 3, out = 0;
 	struct pane *bottom = tui_slot_pane(t, SLOT_BOTTOM), *over = tui_slot_pane(t, SLOT_OVERLAY);
-	int *oldh, *oldw;
+	struct pane *top = tui_slot_pane(t, SLOT_TOP);
+	int *oldh, *oldw, top_h = 0;
 	size_t i;
 
 	t->too_small = cols < MIN_COLS || rows < MIN_ROWS;
@@ -136,7 +151,11 @@ layout_panes(struct tui *t)
 			if (out < 5)
 				out = 5;
 		}
-		place_tiles(t, ay, ah - out, cols);
+		if (top != NULL)
+			top_h = top_height(t, top, ah - out);
+		place_tiles(t, ay + top_h, ah - out - top_h, cols);
+		if (top != NULL)
+			place(top, ay, 0, top_h, cols);
 		if (bottom != NULL)
 			place(bottom, ay + ah - out, 0, out, cols);
 	}

@@ -83,8 +83,34 @@ want_tui(void)
 	    *term != '\0' && strcmp(term, "dumb") != 0;
 }
 
+/*
+ * The first member of the set that is Python, with its reader: the
+ * process the TUI looks at first.  Returns an fp_status with *cause.
+ */
 static int
-run_tui(pid_t pid, double delay, const char *theme)
+first_python(const struct proc_set_spec *spec, pid_t *pid, struct py_reader **reader, char **cause)
+{
+	struct proc_set set = { 0 };
+	size_t i;
+	int rc;
+
+	if ((rc = procset_resolve(spec, &set, cause)) != FP_OK)
+		return rc;
+	rc = fail(cause, FP_ENOTPY, "no process of the set is Python (--cmd stack says why)");
+	for (i = 0; i < set.n && rc != FP_OK; i++) {
+		if (py_reader_open(set.m[i].pid, reader, NULL) == FP_OK) {
+			*pid = set.m[i].pid;
+			free(*cause);
+			*cause = NULL;
+			rc = FP_OK;
+		}
+	}
+	procset_clear(&set);
+	return rc;
+}
+
+static int
+run_tui(pid_t pid, const struct proc_set_spec *set, double delay, const char *theme)
 {
 	struct tui_options opts = { .delay = delay, .theme = theme };
 	struct py_reader *reader = NULL;
@@ -93,7 +119,10 @@ run_tui(pid_t pid, double delay, const char *theme)
 	int rc;
 
 	opts.no_color = nc != NULL && *nc != '\0';
-	if ((rc = py_reader_open(pid, &reader, &cause)) != FP_OK) {
+	if (procset_is_set(set))
+		opts.set = set;
+	if ((rc = opts.set ? first_python(set, &pid, &reader, &cause) :
+	    py_reader_open(pid, &reader, &cause)) != FP_OK) {
 		termsafe_error(stderr, cause ? cause : "cannot read the process");
 		free(cause);
 		return rc;
@@ -233,8 +262,6 @@ parse_command_line(int argc, char **argv, struct options *o, struct proc_set_spe
 		return usage_error("--tree needs the PID at its root");
 	set->tree = o->tree;
 	set->match = o->match ? xstrdup(o->match) : NULL;
-	if (procset_is_set(set) && o->cmd == NULL)
-		return usage_error("a process set (--tree, --match, PID,PID) works with --cmd so far");
 	/* An empty --cmd (a variable that was not set, say) is a mistake, not a no-op. */
 	if (o->cmd != NULL && o->cmd[strspn(o->cmd, " \t\r\n")] == '\0')
 		return usage_error("--cmd: the command is empty");
@@ -268,11 +295,19 @@ main(int argc, char **argv)
 		runner_free(r);
 		return rc;
 	}
-	procset_spec_clear(&set);
 	/* Wide characters for the screen and the line editor; numbers stay C. */
 	setlocale(LC_CTYPE, "");
-	if (want_tui())
-		return run_tui(pid, o.delay, o.theme);
+	if (want_tui()) {
+		rc = run_tui(pid, &set, o.delay, o.theme);
+		procset_spec_clear(&set);
+		return rc;
+	}
+	if (procset_is_set(&set)) {
+		procset_spec_clear(&set);
+		return usage_error("a process set (--tree, --match, PID,PID) works with --cmd, "
+		    "or in the TUI on a terminal");
+	}
+	procset_spec_clear(&set);
 	r = runner_new(pid);
 	rc = linemode_run(r, pid);
 	runner_free(r);

@@ -4,6 +4,7 @@
  * defining pane_NAME_ops) and a line here; everything else about it is in
  * its ops.  Included with PANE(name) defined (tui/tui.h, tui/tui.c).
  */
+PANE(procs)
 PANE(threads)
 PANE(stack)
 PANE(source)

@@ -76,7 +76,8 @@ tui_slot_pane(struct tui *t, enum pane_slot slot)
 static bool
 fixed(const struct pane *p)
 {
-	return p->ops->slot == SLOT_LIST || p->ops->slot == SLOT_MAIN;
+	/* the top slot too: once a process set shows it, it stays */
+	return p->ops->slot == SLOT_LIST || p->ops->slot == SLOT_MAIN || p->ops->slot == SLOT_TOP;
 }
 
 /* Where the focus goes back to from `p`. */

@@ -185,6 +185,8 @@ take_snapshot(struct tui *t, char **causep)
 	int rc;
 
 	t->next_refresh_ns = now_ns() + (uint64_t)(t->delay * 1e9);
+	if (t->set != NULL)
+		panes_broadcast(t, &(struct pane_event){ .kind = EV_TICK });
 	if (t->exited || t->reader == NULL)
 		return FP_OK;
 	rc = py_reader_snapshot(t->reader, &opts, &snap, &cause);
@@ -208,6 +210,96 @@ take_snapshot(struct tui *t, char **causep)
 	else
 		free(cause);
 	return rc;
+}
+
+/* ---- the process looked at ---------------------------------------------------- */
+
+/* Make `pid` (read by `reader`, taken over) the process the panes show. */
+static void
+target_set(struct tui *t, pid_t pid, struct py_reader *reader)
+{
+	t->pid = pid;
+	t->reader = reader;
+	t->runner = runner_new(pid);
+	console_set_io(t);
+	t->sc = source_cache_new(pid);
+	free(t->target_cmdline);
+	t->target_cmdline = procfs_cmdline(pid);
+	if (t->target_cmdline == NULL)
+		t->target_cmdline = xstrdup("?");
+	snprintf(t->version, sizeof t->version, "%s", py_reader_runtime(reader)->version);
+}
+
+/* A pane that belongs to the process looked at and keeps it busy. */
+static const char *
+target_pane_open(struct tui *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->npanes; i++) {
+		const struct pane *p = &t->panes[i];
+
+		if (p->visible && (p->ops->slot == SLOT_BOTTOM || p->ops->slot == SLOT_DETAIL) &&
+		    p->ops != &pane_output_ops && p->ops != &pane_source_ops)
+			return p->ops->name;
+	}
+	return NULL;
+}
+
+bool
+tui_switch_target(struct tui *t, pid_t pid, char **cause)
+{
+	struct py_reader *reader = NULL;
+	const char *busy;
+
+	if (pid == t->pid && !t->exited)
+		return true;
+	if (t->busy || statement_running(t) || t->console_open) {
+		fail(cause, FP_ERR, "a statement runs in process %d: wait for it or interrupt it first",
+		    (int)t->pid);
+		return false;
+	}
+	if ((busy = target_pane_open(t)) != NULL) {
+		fail(cause, FP_ERR, "the %s pane belongs to process %d: close it (Esc) first",
+		    busy, (int)t->pid);
+		return false;
+	}
+	if (py_reader_open(pid, &reader, cause) != FP_OK)
+		return false;
+	tui_hide_pane(t, tui_pane(t, &pane_source_ops));
+	inside_quiesce(t);
+	inside_free(t->inside);
+	t->inside = inside_new();
+	runner_free(t->runner);
+	source_cache_free(t->sc);
+	py_reader_close(t->reader);
+	target_set(t, pid, reader);
+	t->exited = false;
+	free(t->prev);
+	t->prev = NULL;
+	t->nprev = 0;
+	t->prev_ns = 0;
+	t->sel_tid = 0;
+	take_snapshot(t, NULL);
+	inside_attach(t, false, true);
+	t->dirty = true;
+	return true;
+}
+
+/* "tree of 4100", "match 'train'", "pids 4101, 4102": the set, for the title. */
+static char *
+tui_set_name(const struct proc_set_spec *spec)
+{
+	struct sbuf s = { 0 };
+
+	if (spec->match != NULL)
+		sbuf_addf(&s, "match '%s'", spec->match);
+	else if (spec->tree)
+		sbuf_addf(&s, "tree of %d", (int)spec->pids[0]);
+	else
+		for (size_t i = 0; i < spec->npids; i++)
+			sbuf_addf(&s, "%s%d", i ? ", " : "pids ", (int)spec->pids[i]);
+	return sbuf_steal(&s);
 }
 
 /* ---- keys ------------------------------------------------------------------ */
@@ -464,7 +556,8 @@ tui_pump(struct tui *t, bool busy)
 		memmove(t->ahead, t->ahead + 1, --t->nahead * sizeof t->ahead[0]);
 		handle_key(t, key, fkey);
 	}
-	if (!busy && !t->paused && !t->exited) {
+	/* a set's processes pane goes on when the process looked at exits */
+	if (!busy && !t->paused && (!t->exited || t->set != NULL)) {
 		uint64_t now = now_ns();
 
 		timeout = now >= t->next_refresh_ns ? 0 :
@@ -501,7 +594,7 @@ tui_pump(struct tui *t, bool busy)
 		if (t->quit)
 			break;
 	}
-	if (!t->quit && !t->paused && !t->exited && now_ns() >= t->next_refresh_ns)
+	if (!t->quit && !t->paused && (!t->exited || t->set != NULL) && now_ns() >= t->next_refresh_ns)
 		take_snapshot(t, NULL);
 	if (busy && t->dirty) {
 		tui_draw(t);
@@ -555,6 +648,7 @@ tui_free(struct tui *t)
 	runner_free(t->runner);
 	source_cache_free(t->sc);
 	free(t->target_cmdline);
+	free(t->set_name);
 	py_reader_close(t->reader);
 	bars_menu_set(NULL);
 	free(t);
@@ -651,15 +745,12 @@ tui_run(pid_t pid, struct py_reader *reader, const struct tui_options *opts)
 	int rc;
 
 	draw_init(strcmp(nl_langinfo(CODESET), "UTF-8") == 0);
-	t->reader = reader;
-	t->runner = runner_new(pid);
-	console_set_io(t);
-	t->sc = source_cache_new(pid);
 	t->delay = opts->delay;
-	t->target_cmdline = procfs_cmdline(pid);
-	if (t->target_cmdline == NULL)
-		t->target_cmdline = xstrdup("?");
-	snprintf(t->version, sizeof t->version, "%s", py_reader_runtime(reader)->version);
+	target_set(t, pid, reader);
+	if ((t->set = opts->set) != NULL) {
+		t->set_name = tui_set_name(opts->set);
+		tui_show_pane(t, tui_pane(t, &pane_procs_ops), true);
+	}
 	hpath = history_default_path();
 	history_close(t->history);
 	t->history = history_open(hpath);
@@ -704,7 +795,6 @@ tui_run(pid_t pid, struct py_reader *reader, const struct tui_options *opts)
 	while (!t->quit)
 		tui_pump(t, false);
 	screen_end();
-	t->reader = reader;	/* tui_free closes it */
 	tui_free(t);
 	return FP_OK;
 }

@@ -27,6 +27,8 @@
 
 #include "core/runner.h"
 
+#include "core/procset.h"
+
 #include "core/pystack.h"
 #include "core/source.h"
 #include "tui/cmdline.h"
@@ -50,6 +52,8 @@ enum pane_slot {
 	SLOT_DETAIL_SUB,	/* under the detail pane, closed with it */
 	SLOT_BOTTOM,		/* across the bottom of the screen */
 	SLOT_OVERLAY,		/* centred over the rest; takes every key */
+	SLOT_TOP,		/* above the list and main slots, across the width;
+				 * shown only when asked (a process set) */
 };
 
 /*
@@ -64,6 +68,7 @@ enum pane_event_kind {
 	EV_OPEN_SOURCE,		/* open this: ev->filename at ev->line, in ev->function */
 	EV_OPEN_FLAME,		/* open this: a live flamegraph sampled at ev->line Hz */
 	EV_OPEN_MEM,		/* open this: memory by type, sampled every ev->line s (0: default) */
+	EV_TICK,		/* to all: a refresh is due, even when the target has exited */
 };
 
 struct pane_event {
@@ -137,6 +142,8 @@ struct tui_options {
 	double delay;		/* refresh interval, seconds */
 	const char *theme;	/* name or path; NULL: default */
 	bool no_color;
+	/* a process set (--tree, --match, PID,PID): its processes pane; NULL: none */
+	const struct proc_set_spec *set;
 };
 
 struct statement;
@@ -149,6 +156,8 @@ struct tui {
 	struct inside *inside;	/* the agent's view (tui/inside.c) */
 	char *target_cmdline;
 	char version[24];
+	const struct proc_set_spec *set;	/* the caller's, or NULL: one process */
+	char *set_name;		/* "tree of 4100", for the title bar */
 
 	/* the model */
 	struct py_snapshot *snap;
@@ -211,6 +220,15 @@ struct tui {
  * fp_status for the exit code.
  */
 int tui_run(pid_t pid, struct py_reader *reader, const struct tui_options *opts);
+
+/*
+ * Look at process `pid` of the set instead (the processes pane): the
+ * reader, runner, agent view and source cache are the new process's, the
+ * panes that belong to the old one are closed.  Refused (false, *cause)
+ * while a statement or the console runs, or while a pane that streams
+ * from the process (flame, mem, watch...) is open.
+ */
+bool tui_switch_target(struct tui *t, pid_t pid, char **cause);
 
 /* For panes. */
 void tui_status(struct tui *t, bool error, const char *fmt, ...)
