@@ -1163,6 +1163,183 @@ def watch_only():
          lambda version, exe, workdir, golden: golden and watch_target_exits(exe, workdir))
 
 
+# ---- a process set (issue 13) ------------------------------------------------
+
+def children(pid):
+    """The pids of pid's children, from /proc (every thread's list)."""
+    found = set()
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/children" % (pid, tid)) as f:
+                found.update(int(c) for c in f.read().split())
+        except OSError:
+            pass
+    return sorted(found)
+
+
+def pid_ranges(text):
+    """[4102, 4104, 4105, 4106] from "4102, 4104–4106" (stack --group's pids)."""
+    out = []
+    for part in text.split(", "):
+        lo, _, hi = part.partition("\u2013")
+        out.extend(range(int(lo), int(hi or lo) + 1))
+    return out
+
+
+def member_healthy(pid):
+    """Why process pid is not healthy (gone, traced, a thread stopped), or ""."""
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            status = f.read()
+        if re.search(r"TracerPid:\s+0\b", status) is None:
+            return "%d is traced" % pid
+        for tid in os.listdir("/proc/%d/task" % pid):
+            with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
+                state = f.read().rsplit(")", 1)[1].split()[0]
+            if state in ("t", "T", "Z", "X"):
+                return "%d: thread %s is %s" % (pid, tid, state)
+    except (OSError, IndexError) as e:
+        return "%d: %s" % (pid, e)
+    return ""
+
+
+def procs_pane(version, exe, workdir):
+    """flight_profiler PID --tree on tests/targets/pool.py (8 workers, 7
+    waiting for the same event, one sleeping elsewhere): the processes
+    pane lists the 9 processes; moving onto a worker shows its threads and
+    its stack; g groups the stacks (a group of the 7 waiting workers, the
+    odd one out after) and Enter on the odd one's group looks at it; q
+    quits with status 0 and every process runs on, untraced."""
+    name = "CPython %s processes pane" % version
+    tmux = Tmux(160, 50)
+    target = None
+    try:
+        target = Target(exe, workdir, "pool.py")
+        workers = children(target.pid)
+        members = sorted([target.pid] + workers)
+        TAP.ok(len(workers) == 8, "%s: pool.py runs 8 workers" % name, str(workers))
+        s = Session(tmux, target, workdir, extra="--tree", ids=[])
+
+        def header_pid(pid):
+            return lambda sc: re.search(r"^ .*tree of %d \u00b7 pid %d \u00b7" % (target.pid, pid),
+                                        sc) is not None
+
+        sc = s.wait(lambda sc: "Processes 9 \u00b7 tree of %d \u00b7 9 Python" % target.pid in sc
+                    and all(re.search(r"^\u2502.. +%d +- +%s " % (m, re.escape(version)), sc, re.M)
+                            for m in members) and header_pid(members[0])(sc), "the processes")
+        TAP.ok(sc is not None, "%s: the processes pane lists the 9 processes, their pids "
+               "and versions; the first is looked at" % name, tmux.capture())
+        # Down to the first worker: the threads, stack and header are its.
+        w = workers[0]
+        s.tmux.keys(*["j"] * members.index(w))
+        sc = s.wait(lambda sc: header_pid(w)(sc) and "Stack \u00b7 MainThread (%d)" % w in sc
+                    and re.search(r"^\u2502\u25b6 +%d MainThread " % w, sc, re.M)
+                    and ("wait_for_work" in sc or "elsewhere" in sc), "worker %d" % w)
+        TAP.ok(sc is not None, "%s: moving onto a worker shows its threads and its stack"
+               % name, tmux.capture())
+        first_waits = sc is not None and "wait_for_work" in sc
+        s.tmux.keys("g")
+        sc = s.wait(has("stacks grouped (g: the list)", "Process set: 9 processes, 9 Python"),
+                    "grouped")
+        s.tmux.keys("/")
+        s.tmux.type("7 threads in 7 processes")
+        s.tmux.keys("Enter")
+        sc = s.wait(lambda sc: re.search(r"\u25b6 7 threads in 7 processes \u2014 pids ([\d\u2013, ]+), "
+                                         r"threads? MainThread:", sc), "the group of 7")
+        m = re.search(r"7 threads in 7 processes \u2014 pids ([\d\u2013, ]+), threads? MainThread",
+                      sc or "")
+        seven = pid_ranges(m.group(1)) if m else []
+        TAP.ok(len(seven) == 7 and set(seven) < set(workers),
+               "%s: g groups the stacks: 7 workers in one group" % name, tmux.capture())
+        s.tmux.keys("/")
+        s.tmux.type("in elsewhere")
+        s.tmux.keys("Enter")
+        s.wait(has("\u25b6     File"), "the odd one's frame")
+        s.tmux.keys("Enter")
+        odd = [p for p in workers if p not in seven]
+        sc = s.wait(lambda sc: len(odd) == 1 and header_pid(odd[0])(sc) and
+                    "stacks grouped" not in sc and "Stack \u00b7 MainThread (%d)" % odd[0] in sc
+                    and re.search(r"pool\.py:\d+ +elsewhere +time\.sleep", sc), "the odd one")
+        TAP.ok(sc is not None and (w in seven) == first_waits,
+               "%s: Enter on the odd one out's group looks at that worker: its stack is "
+               "elsewhere's" % name, tmux.capture())
+        s.tmux.keys("q")
+        rc = s.finished()[0]
+        TAP.ok(rc == 0, "%s: q quits with status 0" % name, "got %s" % rc)
+        why = [w for w in (member_healthy(p) for p in members) if w]
+        TAP.ok(not why and target.proc.poll() is None,
+               "%s: every process of the set runs on, untraced, not stopped" % name, "\n".join(why))
+    except RuntimeError as e:
+        TAP.ok(False, name, str(e))
+    finally:
+        tmux.kill()
+        if target:
+            target.stop()
+
+
+def procs_changes(version, exe, workdir):
+    """A set by PID and --match, one of them not Python: that one is listed
+    with why it is skipped and moving onto it keeps the Python process in
+    view (whose LOCAL_RANK shows as its rank); a process that comes to
+    match joins the pane, one that goes is shown as exited, the rest
+    kept."""
+    name = "CPython %s processes pane, members come and go" % version
+    tmux = Tmux(160, 40)
+    target = None
+    sleeps = []
+    try:
+        target = Target(exe, workdir, env={"LOCAL_RANK": "5"})
+        sleeps.append(subprocess.Popen(["sleep", "3601.25"]))
+        # [0]: the pattern does not match the command line that carries it
+        # (double quotes: Session runs the line inside single ones)
+        s = Session(tmux, target, workdir, extra='--match "sleep 36[0]1[.]25"', ids=[])
+
+        def row(pid, rest):
+            return lambda sc: re.search(r"^\u2502.. +%d .*%s" % (pid, rest), sc, re.M) is not None
+
+        a = sleeps[0].pid
+        sc = s.wait(lambda sc: "Processes 2 \u00b7 match" in sc and "1 Python" in sc
+                    and row(a, r"\[skipped: ")(sc) and row(target.pid, "local 5 +" + re.escape(version))(sc)
+                    and " \u00b7 pid %d \u00b7" % target.pid in sc, "the set")
+        TAP.ok(sc is not None, "%s: a member that is not Python is listed with the reason; "
+               "LOCAL_RANK is the rank" % name, tmux.capture())
+        s.tmux.keys("j" if a > target.pid else "k")
+        sc = s.wait(has("process %d is not looked at: " % a), "moved onto sleep")
+        TAP.ok(sc is not None and " \u00b7 pid %d \u00b7" % target.pid in sc,
+               "%s: it cannot be selected: the Python process stays in view" % name,
+               tmux.capture())
+        sleeps.append(subprocess.Popen(["sleep", "3601.25"]))
+        b = sleeps[1].pid
+        sc = s.wait(lambda sc: "Processes 3 \u00b7" in sc and row(b, r"\[skipped: ")(sc), "joined")
+        TAP.ok(sc is not None, "%s: a process that comes to match joins the pane" % name,
+               tmux.capture())
+        sleeps[0].kill()
+        sleeps[0].wait()
+        sc = s.wait(lambda sc: "Processes 3 \u00b7" in sc and "1 exited" in sc and
+                    row(a, " exited ")(sc) and row(b, " idle ")(sc), "exited")
+        TAP.ok(sc is not None, "%s: a process that goes is shown as exited, the rest kept" % name,
+               tmux.capture())
+        s.tmux.keys("q")
+        rc = s.finished()[0]
+        TAP.ok(rc == 0, "%s: q quits with status 0" % name, "got %s" % rc)
+        check_target(target, name, False)
+    except RuntimeError as e:
+        TAP.ok(False, name, str(e))
+    finally:
+        tmux.kill()
+        for p in sleeps:
+            p.kill()
+            p.wait()
+        if target:
+            target.stop()
+
+
+def procs_only():
+    """tuitest.py procs [VERSION...]: only the processes pane's scenario."""
+    only(lambda version, exe, workdir, golden: procs_pane(version, exe, workdir),
+         lambda version, exe, workdir, golden: golden and procs_changes(version, exe, workdir))
+
+
 # ---- as a new user finds it (issue 8) ------------------------------------------
 
 def builtin_themes(target, workdir):
@@ -1985,6 +2162,7 @@ def screens():
                        watch_target_exits):
                 scenario(fn, exe, workdir)
             scenario(hostile, want, exe, workdir)
+            scenario(procs_changes, want, exe, workdir)
             scenario(flame, want, exe, workdir, True)
             scenario(mem, want, exe, workdir, True)
             for version, exe in pythons():
@@ -1998,6 +2176,11 @@ def screens():
             if version != want:
                 scenario(flame, version, exe, workdir, False)
             scenario(flame_modes, version, exe, workdir)
+        # the processes pane on the oldest, the goldens' and the newest CPython
+        found = pythons()
+        for version, exe in found:
+            if version in (found[0][0], want, found[-1][0]):
+                scenario(procs_pane, version, exe, workdir)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
@@ -2141,7 +2324,8 @@ def main():
          "streams-all": lambda: streams_only(True),
          "flame": lambda: only(lambda v, exe, wd, g: flame(v, exe, wd, True),
                                lambda v, exe, wd, g: flame_modes(v, exe, wd)),
-         "mem": lambda: only(mem, mem_torch), "watch": watch_only}[what]()
+         "mem": lambda: only(mem, mem_torch), "watch": watch_only,
+         "procs": procs_only}[what]()
     except Exception as e:  # a harness bug must show as a failure, not a pass
         TAP.ok(False, "harness", "%s: %s" % (type(e).__name__, e))
     TAP.done()
