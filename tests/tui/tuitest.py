@@ -1212,8 +1212,7 @@ def procs_pane(version, exe, workdir):
     quits with status 0 and every process runs on, untraced."""
     name = "CPython %s processes pane" % version
     tmux = Tmux(160, 50)
-    target = None
-    try:
+    with torn_down(name, tmux):
         target = Target(exe, workdir, "pool.py")
         workers = children(target.pid)
         members = sorted([target.pid] + workers)
@@ -1269,12 +1268,6 @@ def procs_pane(version, exe, workdir):
         why = [w for w in (member_healthy(p) for p in members) if w]
         TAP.ok(not why and target.proc.poll() is None,
                "%s: every process of the set runs on, untraced, not stopped" % name, "\n".join(why))
-    except RuntimeError as e:
-        TAP.ok(False, name, str(e))
-    finally:
-        tmux.kill()
-        if target:
-            target.stop()
 
 
 def procs_changes(version, exe, workdir):
