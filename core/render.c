@@ -34,6 +34,12 @@ render_frame_line(struct sbuf *out, const char *prefix, const char *file, int li
 	termsafe_addf(out, "    %sFile \"%s\", line %d, in %s\n", prefix, file, line, func);
 	if (sc == NULL || line <= 0 || (src = source_line(sc, file, line)) == NULL)
 		return;
+	render_code_line(out, src);
+}
+
+void
+render_code_line(struct sbuf *out, const char *src)
+{
 	while (*src == ' ' || *src == '\t')
 		src++;
 	if (*src == '\0')

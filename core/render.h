@@ -26,6 +26,8 @@ const char *render_frame_function(const struct py_frame *f);
  */
 void render_frame_line(struct sbuf *out, const char *prefix, const char *file, int line,
     const char *func, struct source_cache *sc);
+/* The source line under a frame (leading blanks dropped; nothing if blank). */
+void render_code_line(struct sbuf *out, const char *src);
 
 /*
  * The `stack` dump: a process header, then one traceback per thread in

@@ -1,0 +1,208 @@
+/*
+ * stackgroup — stacks merged across threads, processes and hosts (see
+ * stackgroup.h).  Moved out of stackset.c so that --hosts groups the
+ * records of many hosts with the very code that groups a local set.
+ */
+#include "config.h"
+
+#include "core/stackgroup.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/procset.h"
+#include "core/render.h"
+#include "core/termsafe.h"
+
+/* One thread, with the key it groups by. */
+struct entry {
+	const struct stackgroup_item *it;
+	char *role;		/* the thread's name, digits as '*' (a pool's workers are one role) */
+	char *key;
+};
+
+struct group {
+	struct entry *first;	/* sorted by host, then pid, within the group */
+	size_t n;
+};
+
+static char *
+role_of(const struct py_thread *t)
+{
+	const char *name = t->name != NULL ? t->name : "?";
+	struct sbuf s = { 0 };
+
+	for (; *name != '\0'; name++) {
+		if (isdigit((unsigned char)*name)) {
+			while (isdigit((unsigned char)name[1]))
+				name++;
+			sbuf_add(&s, "*");
+		} else {
+			sbuf_addn(&s, name, 1);
+		}
+	}
+	return s.s != NULL ? s.s : xstrdup("");
+}
+
+static char *
+key_of(const struct entry *e, bool by_function)
+{
+	const struct py_thread *t = e->it->t;
+	struct sbuf s = { 0 };
+	size_t i;
+
+	sbuf_addf(&s, "%s\n%s\n", e->role, t->partial ? "partial" : t->error ? t->error : "");
+	for (i = t->nframes; i-- > 0;) {
+		const struct py_frame *f = &t->frames[i];
+
+		sbuf_addf(&s, "%s\x1f%s", f->filename ? f->filename : "?", render_frame_function(f));
+		if (!by_function)
+			sbuf_addf(&s, "\x1f%d", f->line);
+		sbuf_add(&s, "\n");
+	}
+	return s.s;
+}
+
+/* Host, then pid: the order members are named in. */
+static int
+cmp_member(const struct stackgroup_item *x, const struct stackgroup_item *y)
+{
+	if (x->host_index != y->host_index)
+		return x->host_index < y->host_index ? -1 : 1;
+	return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+static int
+cmp_entry(const void *a, const void *b)
+{
+	const struct entry *x = a, *y = b;
+	int c = strcmp(x->key, y->key);
+
+	return c != 0 ? c : cmp_member(x->it, y->it);
+}
+
+static int
+cmp_group(const void *a, const void *b)
+{
+	const struct group *x = a, *y = b;
+
+	if (x->n != y->n)
+		return x->n < y->n ? 1 : -1;
+	return cmp_member(x->first->it, y->first->it);
+}
+
+static const char *
+name_of(const struct entry *e)
+{
+	return e->it->t->name != NULL ? e->it->t->name : "?";
+}
+
+/* "pids 4101–4107" per host ("h1: pids ...; h2: pid 4120"); *np the processes. */
+static void
+group_members(struct sbuf *out, const struct group *g, size_t *nprocs)
+{
+	pid_t *pids = xcalloc(g->n, sizeof *pids);
+	size_t i = 0, np, start;
+
+	*nprocs = 0;
+	while (i < g->n) {
+		const struct stackgroup_item *h = g->first[i].it;
+
+		for (np = 0, start = i; i < g->n && g->first[i].it->host_index == h->host_index; i++)
+			if (np == 0 || pids[np - 1] != g->first[i].it->pid)
+				pids[np++] = g->first[i].it->pid;
+		if (start > 0)
+			sbuf_add(out, "; ");
+		if (h->host != NULL)
+			termsafe_addf(out, "%s: ", h->host);
+		sbuf_addf(out, "pid%s ", np == 1 ? "" : "s");
+		procset_ranges(out, pids, np);
+		*nprocs += np;
+	}
+	free(pids);
+}
+
+static void
+group_header(struct sbuf *out, const struct group *g)
+{
+	struct sbuf members = { 0 };
+	bool names_differ = false;
+	size_t i, np;
+
+	for (i = 0; i < g->n; i++)
+		if (strcmp(name_of(&g->first[i]), name_of(&g->first[0])) != 0)
+			names_differ = true;
+	group_members(&members, g, &np);
+	sbuf_addf(out, "%zu thread%s", g->n, g->n == 1 ? "" : "s");
+	if (np > 1)
+		sbuf_addf(out, " in %zu processes", np);
+	sbuf_addf(out, " \u2014 %s", members.s);
+	/* the role when names differ (Thread-* (worker)), else the one name */
+	termsafe_addf(out, ", thread%s %s", g->n == 1 ? "" : "s",
+	    names_differ ? g->first[0].role : name_of(&g->first[0]));
+	if (g->first[0].it->t->partial)
+		sbuf_add(out, " [partial]");
+	sbuf_add(out, ":\n");
+	sbuf_free(&members);
+}
+
+static void
+group_body(struct sbuf *out, const struct group *g, bool by_function)
+{
+	const struct stackgroup_item *it = g->first[0].it;
+	const struct py_thread *t = it->t;
+	size_t i;
+
+	for (i = t->nframes; i-- > 0;) {
+		const struct py_frame *f = &t->frames[i];
+
+		if (by_function) {
+			termsafe_addf(out, "    File \"%s\", in %s\n", f->filename, render_frame_function(f));
+			continue;
+		}
+		render_frame_line(out, "", f->filename, f->line, render_frame_function(f), it->sc);
+		if (it->code != NULL && it->code[i] != NULL)
+			render_code_line(out, it->code[i]);
+	}
+	if (t->nframes == 0 && t->error == NULL)
+		sbuf_add(out, "    (no Python frames)\n");
+	if (t->error != NULL)
+		termsafe_addf(out, "    (%s: %s)\n", t->partial ? "partial" : "stack cut short", t->error);
+}
+
+void
+stackgroup_render(struct sbuf *out, struct stackgroup_item *items, size_t n, bool by_function)
+{
+	struct entry *e = xcalloc(n ? n : 1, sizeof *e);
+	struct group *g = NULL;
+	size_t ng = 0, ag = 0, i, odd;
+
+	for (i = 0; i < n; i++) {
+		e[i].it = &items[i];
+		e[i].role = role_of(items[i].t);
+		e[i].key = key_of(&e[i], by_function);
+	}
+	if (n > 0)
+		qsort(e, n, sizeof *e, cmp_entry);
+	for (i = 0; i < n; i++) {
+		if (i == 0 || strcmp(e[i].key, e[i - 1].key) != 0)
+			*ARRAY_PUSH(g, ng, ag) = (struct group){ &e[i], 0 };
+		g[ng - 1].n++;
+	}
+	if (ng > 0)
+		qsort(g, ng, sizeof *g, cmp_group);
+	for (i = 0, odd = 0; i < ng; i++) {
+		if (g[i].n == 1 && odd++ == 0 && i > 0)
+			sbuf_add(out, "\nOdd ones out (a stack no other thread shares):\n");
+		sbuf_add(out, "\n");
+		group_header(out, &g[i]);
+		group_body(out, &g[i], by_function);
+	}
+	for (i = 0; i < n; i++) {
+		free(e[i].role);
+		free(e[i].key);
+	}
+	free(e);
+	free(g);
+}
