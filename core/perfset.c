@@ -98,24 +98,33 @@ short_cmdline(const char *cmdline, char *buf, size_t size)
 	return buf;
 }
 
-char *
-perfset_label(pid_t pid, const char *cmdline)
+bool
+perfset_rank(pid_t pid, long *rank, bool *local)
 {
-	char path[LABEL_CMDLINE + 8], *env, *label = NULL;
+	char path[32], *env;
 	size_t len = 0;
-	long rank;
+	bool found = false;
 
 	snprintf(path, sizeof path, "/proc/%d/environ", (int)pid);
 	if ((env = read_file_str(path, &len)) != NULL) {
-		if (env_number(env, len, "RANK", &rank))
-			label = xasprintf("rank %ld (pid %d)", rank, (int)pid);
-		else if (env_number(env, len, "LOCAL_RANK", &rank))
-			label = xasprintf("local rank %ld (pid %d)", rank, (int)pid);
+		*local = false;
+		if (!(found = env_number(env, len, "RANK", rank)))
+			found = *local = env_number(env, len, "LOCAL_RANK", rank);
 		free(env);
 	}
-	if (label != NULL)
-		return label;
-	return xasprintf("pid %d%s", (int)pid, short_cmdline(cmdline, path, sizeof path));
+	return found;
+}
+
+char *
+perfset_label(pid_t pid, const char *cmdline)
+{
+	char buf[LABEL_CMDLINE + 8];
+	long rank;
+	bool local;
+
+	if (perfset_rank(pid, &rank, &local))
+		return xasprintf("%srank %ld (pid %d)", local ? "local " : "", rank, (int)pid);
+	return xasprintf("pid %d%s", (int)pid, short_cmdline(cmdline, buf, sizeof buf));
 }
 
 static void

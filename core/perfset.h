@@ -35,5 +35,10 @@ int perfset_run(const struct proc_set_spec *spec, const struct perfset_opts *o,
 
 /* "rank 3 (pid 4101)" or "pid 4101 python3 train.py": a process root's label. */
 char *perfset_label(pid_t pid, const char *cmdline);
+/*
+ * The rank the process was started with: RANK in its environment, else
+ * LOCAL_RANK (*local set); false when neither is there (or unreadable).
+ */
+bool perfset_rank(pid_t pid, long *rank, bool *local);
 
 #endif

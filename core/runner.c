@@ -338,6 +338,8 @@ runner_call(struct runner *r, const char *cmd, json_t *args, int timeout_ms, str
 	rc = session_call(s, cmd, args, timeout_ms, NULL, NULL, end, cause);
 	if (rc != FP_OK && rc != FP_EUSAGE)
 		agent_failed(r, rc);
+	else if (rc == FP_OK && r->io.answer != NULL)
+		r->io.answer(r->io.ctx, cmd, end);
 	return rc;
 }
 
@@ -523,6 +525,8 @@ runner_stream(struct runner *r, const char *cmd, json_t *args, long timeout_s,
 		}
 	}
 	sigint_restore(&old);
+	if (rc == FP_OK && r->io.answer != NULL)
+		r->io.answer(r->io.ctx, cmd, endp);
 	if (rc != FP_OK && rc != FP_EUSAGE) {
 		/* Closing the connection also cancels what it started. */
 		agent_failed(r, rc);
@@ -985,28 +989,17 @@ stack_stats(const struct py_snapshot *snap)
 	    snap->nthreads, retries, stopped, partial);
 }
 
-/* stack over the runner's process set. */
+/* stack over the runner's process set (core/stackset). */
 static int
 stack_over_set(struct runner *r, const struct cmd_request *req, struct sbuf *out, char **cause)
 {
-	const char *group = command_opt(req, "--group"), *file = command_opt(req, "--filepath");
-	struct stackset_opts o = {
-		.block = command_opt(req, "--block") != NULL,
-		.group = group != NULL, .by_function = group != NULL && strcmp(group, "function") == 0,
-	};
-	struct proc_set set;
+	const char *file = command_opt(req, "--filepath");
 	struct sbuf text = { 0 };
 	int rc;
 
-	if (command_opt(req, "--native") || command_opt(req, "--locals") || command_opt(req, "--asyncio"))
-		return fail(cause, FP_EUSAGE, "stack: --native, --locals and -a read one process: "
-		    "over a process set, stack takes --group, --block and -f");
 	if (file != NULL && *file == '\0')
 		return fail(cause, FP_EUSAGE, "stack: -f needs a file name");
-	if ((rc = procset_resolve(r->set, &set, cause)) != FP_OK)
-		return rc;
-	rc = stackset_run(&set, &o, &text, cause);
-	procset_clear(&set);
+	rc = stackset_cmd(r->set, req, false, &text, cause);
 	if (rc == FP_OK && file != NULL) {
 		rc = write_file(file, text.s ? text.s : "", cause);
 		if (rc == FP_OK)

@@ -69,6 +69,11 @@ struct runner_io {
 	 * model; true: it took the event and no text is written for it.
 	 */
 	bool (*record)(void *ctx, struct runner_record *rec);
+	/*
+	 * May be NULL.  Every end the agent sent (ok or not) to a command,
+	 * before the command renders it: --json (core/jsonout) keeps its data.
+	 */
+	void (*answer)(void *ctx, const char *cmd, const struct proto_msg *end);
 	bool interactive;	/* prompts, banner; errors do not end the console */
 	void *ctx;
 };

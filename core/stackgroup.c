@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/jsonrec.h"
 #include "core/procset.h"
 #include "core/render.h"
 #include "core/termsafe.h"
@@ -171,8 +172,43 @@ group_body(struct sbuf *out, const struct group *g, bool by_function)
 		termsafe_addf(out, "    (%s: %s)\n", t->partial ? "partial" : "stack cut short", t->error);
 }
 
+/* The "group" record of g: its members, its stack (innermost first). */
+static json_t *
+group_json(const struct group *g, bool odd)
+{
+	const struct stackgroup_item *it = g->first[0].it;
+	json_t *rec = jsonrec_new("group"), *members = json_array(), *frames = json_array();
+	size_t i, np;
+	struct sbuf text = { 0 };
+
+	for (i = 0; i < g->n; i++) {
+		const struct stackgroup_item *m = g->first[i].it;
+		json_t *jm = json_pack("{s:i,s:i,s:o}", "pid", (int)m->pid, "tid", (int)m->t->tid,
+		    "name", jsonrec_string(m->t->name));
+
+		if (m->host != NULL)
+			json_object_set_new(jm, "host", jsonrec_string(m->host));
+		json_array_append_new(members, jm);
+	}
+	for (i = 0; i < it->t->nframes; i++)
+		json_array_append_new(frames, jsonrec_frame(&it->t->frames[i], it->sc,
+		    it->code != NULL ? it->code[i] : NULL));
+	group_members(&text, g, &np);
+	json_object_set_new(rec, "threads", json_integer((json_int_t)g->n));
+	json_object_set_new(rec, "processes", json_integer((json_int_t)np));
+	json_object_set_new(rec, "role", jsonrec_string(g->first[0].role));
+	json_object_set_new(rec, "odd", json_boolean(odd));
+	json_object_set_new(rec, "partial", json_boolean(it->t->partial));
+	json_object_set_new(rec, "error", jsonrec_string(it->t->error));
+	json_object_set_new(rec, "members", members);
+	json_object_set_new(rec, "frames", frames);
+	sbuf_free(&text);
+	return rec;
+}
+
 void
-stackgroup_render(struct sbuf *out, struct stackgroup_item *items, size_t n, bool by_function)
+stackgroup_render(struct sbuf *out, struct stackgroup_item *items, size_t n, bool by_function,
+    bool json)
 {
 	struct entry *e = xcalloc(n ? n : 1, sizeof *e);
 	struct group *g = NULL;
@@ -193,6 +229,10 @@ stackgroup_render(struct sbuf *out, struct stackgroup_item *items, size_t n, boo
 	if (ng > 0)
 		qsort(g, ng, sizeof *g, cmp_group);
 	for (i = 0, odd = 0; i < ng; i++) {
+		if (json) {
+			jsonrec_emit(out, group_json(&g[i], g[i].n == 1 && i > 0));
+			continue;
+		}
 		if (g[i].n == 1 && odd++ == 0 && i > 0)
 			sbuf_add(out, "\nOdd ones out (a stack no other thread shares):\n");
 		sbuf_add(out, "\n");

@@ -26,8 +26,11 @@ struct stackgroup_item {
 	char *const *code;
 };
 
-/* Append the groups of items (the caller's, left as they are) to out. */
+/*
+ * Append the groups of items (the caller's, left as they are) to out: as
+ * text, or with json as one "group" record each (core/jsonrec).
+ */
 void stackgroup_render(struct sbuf *out, struct stackgroup_item *items, size_t n,
-    bool by_function);
+    bool by_function, bool json);
 
 #endif

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/command.h"
+#include "core/jsonrec.h"
 #include "core/pystack.h"
 #include "core/render.h"
 #include "core/source.h"
@@ -45,7 +47,7 @@ read_one(struct read_member *rm, const struct stackset_opts *o)
 
 /* Every thread of every member read, to core/stackgroup. */
 static void
-grouped(struct sbuf *out, struct read_member *rms, size_t n, bool by_function)
+grouped(struct sbuf *out, struct read_member *rms, size_t n, bool by_function, bool json)
 {
 	struct stackgroup_item *items = NULL;
 	size_t ni = 0, ai = 0, i, k;
@@ -55,8 +57,62 @@ grouped(struct sbuf *out, struct read_member *rms, size_t n, bool by_function)
 			*ARRAY_PUSH(items, ni, ai) = (struct stackgroup_item){
 				.pid = rms[i].m->pid, .t = &rms[i].snap->threads[k], .sc = rms[i].sc,
 			};
-	stackgroup_render(out, items, ni, by_function);
+	stackgroup_render(out, items, ni, by_function, json);
 	free(items);
+}
+
+static void
+text_out(struct sbuf *out, struct read_member *rms, size_t n, const struct stackset_opts *o,
+    size_t nread, size_t nthreads)
+{
+	size_t i;
+
+	sbuf_addf(out, "Process set: %zu process%s, %zu Python (%zu threads)", n,
+	    n == 1 ? "" : "es", nread, nthreads);
+	if (nread < n)
+		sbuf_addf(out, ", %zu skipped", n - nread);
+	sbuf_add(out, "\n");
+	if (o->group) {
+		grouped(out, rms, n, o->by_function, false);
+	} else {
+		for (i = 0; i < n; i++) {
+			if (rms[i].snap == NULL)
+				continue;
+			sbuf_add(out, "\n");
+			render_stack(out, rms[i].snap, py_reader_runtime(rms[i].reader),
+			    rms[i].m->cmdline, rms[i].sc);
+		}
+	}
+	if (nread < n)
+		sbuf_add(out, "\nSkipped:\n");
+	for (i = 0; i < n; i++)
+		if (rms[i].snap == NULL)
+			termsafe_addf(out, "  pid %d (%s): %s\n", (int)rms[i].m->pid,
+			    rms[i].m->cmdline ? rms[i].m->cmdline : "?", rms[i].skip);
+}
+
+/* The same as records (doc/json.md): "set", then "group" or "stack", then "skipped". */
+static void
+json_out(struct sbuf *out, struct read_member *rms, size_t n, const struct stackset_opts *o,
+    size_t nread, size_t nthreads)
+{
+	json_t *rec = jsonrec_new("set");
+	size_t i;
+
+	json_object_set_new(rec, "processes", json_integer((json_int_t)n));
+	json_object_set_new(rec, "python", json_integer((json_int_t)nread));
+	json_object_set_new(rec, "threads", json_integer((json_int_t)nthreads));
+	json_object_set_new(rec, "skipped", json_integer((json_int_t)(n - nread)));
+	jsonrec_emit(out, rec);
+	if (o->group)
+		grouped(out, rms, n, o->by_function, true);
+	for (i = 0; !o->group && i < n; i++)
+		if (rms[i].snap != NULL)
+			jsonrec_emit(out, jsonrec_stack(rms[i].m->pid, rms[i].m->cmdline, rms[i].snap,
+			    rms[i].sc));
+	for (i = 0; i < n; i++)
+		if (rms[i].snap == NULL)
+			jsonrec_emit(out, jsonrec_skipped(rms[i].m->pid, rms[i].m->cmdline, rms[i].skip));
 }
 
 int
@@ -83,28 +139,10 @@ stackset_run(const struct proc_set *set, const struct stackset_opts *o,
 			rc = termsafe_fail(cause, FP_ENOPROC, "none of the %zu processes of the set "
 			    "could be read (pid %d: %s)", set->n, (int)set->m[0].pid, rms[0].skip);
 	} else {
-		sbuf_addf(out, "Process set: %zu process%s, %zu Python (%zu threads)", set->n,
-		    set->n == 1 ? "" : "es", nread, nthreads);
-		if (nread < set->n)
-			sbuf_addf(out, ", %zu skipped", set->n - nread);
-		sbuf_add(out, "\n");
-		if (o->group) {
-			grouped(out, rms, set->n, o->by_function);
-		} else {
-			for (i = 0; i < set->n; i++) {
-				if (rms[i].snap == NULL)
-					continue;
-				sbuf_add(out, "\n");
-				render_stack(out, rms[i].snap, py_reader_runtime(rms[i].reader),
-				    rms[i].m->cmdline, rms[i].sc);
-			}
-		}
-		if (nread < set->n)
-			sbuf_add(out, "\nSkipped:\n");
-		for (i = 0; i < set->n; i++)
-			if (rms[i].snap == NULL)
-				termsafe_addf(out, "  pid %d (%s): %s\n", (int)rms[i].m->pid,
-				    rms[i].m->cmdline ? rms[i].m->cmdline : "?", rms[i].skip);
+		if (o->json)
+			json_out(out, rms, set->n, o, nread, nthreads);
+		else
+			text_out(out, rms, set->n, o, nread, nthreads);
 	}
 	for (i = 0; i < set->n; i++) {
 		py_snapshot_free(rms[i].snap);
@@ -114,5 +152,28 @@ stackset_run(const struct proc_set *set, const struct stackset_opts *o,
 		free(rms[i].skip);
 	}
 	free(rms);
+	return rc;
+}
+
+int
+stackset_cmd(const struct proc_set_spec *spec, const struct cmd_request *req, bool json,
+    struct sbuf *out, char **cause)
+{
+	const char *group = command_opt(req, "--group");
+	struct stackset_opts o = {
+		.block = command_opt(req, "--block") != NULL,
+		.group = group != NULL, .by_function = group != NULL && strcmp(group, "function") == 0,
+		.json = json,
+	};
+	struct proc_set set;
+	int rc;
+
+	if (command_opt(req, "--native") || command_opt(req, "--locals") || command_opt(req, "--asyncio"))
+		return fail(cause, FP_EUSAGE, "stack: --native, --locals and -a read one process: "
+		    "over a process set, stack takes --group, --block and -f");
+	if ((rc = procset_resolve(spec, &set, cause)) != FP_OK)
+		return rc;
+	rc = stackset_run(&set, &o, out, cause);
+	procset_clear(&set);
 	return rc;
 }

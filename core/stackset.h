@@ -16,6 +16,7 @@ struct stackset_opts {
 	bool block;		/* stop each process while it is read */
 	bool group;		/* merge identical stacks */
 	bool by_function;	/* ... ignoring line numbers */
+	bool json;		/* records (core/jsonrec), not text */
 };
 
 /*
@@ -24,6 +25,13 @@ struct stackset_opts {
  * with no member read fails (FP_ENOPROC or the first member's error).
  */
 int stackset_run(const struct proc_set *set, const struct stackset_opts *o,
+    struct sbuf *out, char **cause);
+/*
+ * `stack` (its options in req) over the set spec resolves to now, as
+ * text or records; -f is the caller's.
+ */
+struct cmd_request;
+int stackset_cmd(const struct proc_set_spec *spec, const struct cmd_request *req, bool json,
     struct sbuf *out, char **cause);
 
 #endif

@@ -20,6 +20,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/hosts.h"
+#include "core/jsonout.h"
 #include "core/pystack.h"
 #include "core/runner.h"
 #include "core/procset.h"
@@ -52,6 +54,14 @@ static const char usage_text[] =
 "                      (a set, or PID,PID,..., runs `stack` with --cmd:\n"
 "                      --group merges identical stacks across processes)\n"
 "                      (without --cmd: the TUI with a processes pane)\n"
+"      --json          with --cmd: one JSON record per line (stack, getglobal,\n"
+"                      vmtool, execute, module, mem summary; man page)\n"
+"      --hosts H1,H2   with --cmd: run `stack` on each host over ssh, in\n"
+"                      parallel, and group across hosts (--group)\n"
+"      --ssh CMD       the ssh command for --hosts (default: $FP_SSH or ssh)\n"
+"      --remote-binary PATH  flight_profiler on the hosts (default:\n"
+"                      $FP_REMOTE_BINARY or flight_profiler)\n"
+"      --ssh-timeout SECS  give a host up after SECS (default 60)\n"
 "      --theme NAME    colour theme: default, light, monochrome,\n"
 "                      high-contrast, a user theme or a file path\n"
 "  -h, --help          show this help\n"
@@ -167,6 +177,8 @@ struct options {
 	const char *cmd, *theme, *match;
 	double delay;
 	bool tree;
+	bool json;
+	struct hosts_opts hosts;	/* --hosts and its options */
 };
 
 /*
@@ -183,11 +195,16 @@ parse_options(int argc, char **argv, struct options *o)
 		{ "theme", required_argument, NULL, 'T' },
 		{ "tree", no_argument, NULL, 't' },
 		{ "match", required_argument, NULL, 'm' },
+		{ "json", no_argument, NULL, 'J' },
+		{ "hosts", required_argument, NULL, 'H' },
+		{ "ssh", required_argument, NULL, 'S' },
+		{ "remote-binary", required_argument, NULL, 'R' },
+		{ "ssh-timeout", required_argument, NULL, 'O' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	char *end, shortopt[3] = "-?";
+	char *end, *cause = NULL, shortopt[3] = "-?";
 	int c;
 
 	opterr = 0;	/* getopt's own messages carry argv[0], a full path */
@@ -214,6 +231,17 @@ parse_options(int argc, char **argv, struct options *o)
 			if (*optarg == '\0')
 				return usage_error("--match: the pattern is empty");
 			o->match = optarg;
+			break;
+		case 'J':
+			o->json = true;
+			break;
+		case 'H': case 'S': case 'R': case 'O':
+			if (hosts_option(&o->hosts, c == 'H' ? "--hosts" : c == 'S' ? "--ssh" :
+			    c == 'R' ? "--remote-binary" : "--ssh-timeout", optarg, &cause) != FP_OK) {
+				c = usage_error("%s", cause);
+				free(cause);
+				return c;
+			}
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
@@ -258,12 +286,14 @@ parse_command_line(int argc, char **argv, struct options *o, struct proc_set_spe
 		return rc;
 	if (optind < argc)
 		return usage_error("unexpected argument '%s'", argv[optind]);
-	if (*pid == 0 && o->cmd == NULL && o->match == NULL)
+	if (*pid == 0 && o->cmd == NULL && o->match == NULL && o->hosts.hosts == NULL)
 		return usage_error("no process given: flight_profiler PID");
 	if (o->tree && *pid == 0)
 		return usage_error("--tree needs the PID at its root");
 	set->tree = o->tree;
 	set->match = o->match ? xstrdup(o->match) : NULL;
+	if ((o->json || o->hosts.hosts != NULL) && o->cmd == NULL)
+		return usage_error("--json and --hosts go with --cmd");
 	/* An empty --cmd (a variable that was not set, say) is a mistake, not a no-op. */
 	if (o->cmd != NULL && o->cmd[strspn(o->cmd, " \t\r\n")] == '\0')
 		return usage_error("--cmd: the command is empty");
@@ -287,6 +317,23 @@ main(int argc, char **argv)
 	}
 
 	guard_install();
+	if (o.hosts.hosts != NULL) {
+		o.hosts.json = o.json;
+		rc = hosts_main(&o.hosts, &set, o.cmd);
+		procset_spec_clear(&set);
+		hosts_opts_clear(&o.hosts);
+		return rc;
+	}
+	if (o.cmd != NULL && o.json) {
+		r = runner_new(procset_is_set(&set) ? 0 : pid);
+		if (procset_is_set(&set))
+			runner_set_procset(r, &set);
+		runner_set_one_shot(r);
+		procset_spec_clear(&set);
+		rc = jsonout_main(r, o.cmd);
+		runner_free(r);
+		return rc;
+	}
 	if (o.cmd != NULL) {
 		r = runner_new(procset_is_set(&set) ? 0 : pid);
 		if (procset_is_set(&set))

@@ -1,0 +1,171 @@
+/*
+ * jsonout — --json (see jsonout.h).
+ */
+#include "config.h"
+
+#include "core/jsonout.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/command.h"
+#include "core/jsonrec.h"
+#include "core/procfs.h"
+#include "core/pystack.h"
+#include "core/source.h"
+#include "core/stackset.h"
+#include "core/termsafe.h"
+
+/* The commands whose answer is the agent's JSON: one "answer" record each. */
+static const char *const answering[] = {
+	"getglobal", "vmtool", "execute", "module", "mem summary",
+};
+
+/* What the agent answered, and what the code printed meanwhile (execute). */
+struct capture {
+	json_t *data;
+	struct sbuf output;
+};
+
+static void
+capture_answer(void *ctx, const char *cmd, const struct proto_msg *end)
+{
+	struct capture *c = ctx;
+
+	(void)cmd;
+	json_decref(c->data);
+	c->data = json_incref(end->data);
+}
+
+static void
+capture_write(void *ctx, const char *text, size_t len)
+{
+	sbuf_addn(&((struct capture *)ctx)->output, text, len);
+}
+
+static char *
+no_input(void *ctx, const char *prompt, bool *interrupted)
+{
+	(void)ctx, (void)prompt, (void)interrupted;
+	return NULL;
+}
+
+static int
+stack_one(pid_t pid, const struct cmd_request *req, struct sbuf *out, char **cause)
+{
+	struct py_snapshot_opts opts = { .block = command_opt(req, "--block") != NULL };
+	struct py_reader *reader = NULL;
+	struct py_snapshot *snap = NULL;
+	struct source_cache *sc;
+	char *cmdline;
+	int rc;
+
+	if ((rc = py_reader_open(pid, &reader, cause)) != FP_OK)
+		return rc;
+	if ((rc = py_reader_snapshot(reader, &opts, &snap, cause)) == FP_OK) {
+		sc = source_cache_new(pid);
+		cmdline = procfs_cmdline(pid);
+		jsonrec_emit(out, jsonrec_stack(pid, cmdline, snap, sc));
+		free(cmdline);
+		source_cache_free(sc);
+		py_snapshot_free(snap);
+	}
+	py_reader_close(reader);
+	return rc;
+}
+
+static int
+stack_json(struct runner *r, const struct cmd_request *req, struct sbuf *out, char **cause)
+{
+	const char *arg = command_arg(req, "pid");
+	pid_t pid = arg != NULL ? (pid_t)strtol(arg, NULL, 10) : runner_pid(r);
+
+	if (command_opt(req, "--native") || command_opt(req, "--locals") ||
+	    command_opt(req, "--asyncio") || command_opt(req, "--filepath"))
+		return fail(cause, FP_EUSAGE, "stack --json: --native, --locals, -a and -f have no "
+		    "records yet; --json takes stack [pid] [--block] [--group]");
+	if (runner_procset(r) != NULL && arg == NULL)
+		return stackset_cmd(runner_procset(r), req, true, out, cause);
+	if (command_opt(req, "--group") != NULL)
+		return fail(cause, FP_EUSAGE, "stack: --group merges the stacks of a process set: "
+		    "flight_profiler PID --tree, --match REGEX or PID,PID,...");
+	if (pid <= 0)
+		return fail(cause, FP_EUSAGE, "stack: no process given (flight_profiler PID, or stack PID)");
+	return stack_one(pid, req, out, cause);
+}
+
+static int
+answer_json(struct runner *r, const char *name, const char *line, struct sbuf *out, char **cause)
+{
+	struct capture c = { 0 };
+	struct runner_io io = {
+		.read_line = no_input, .write = capture_write, .answer = capture_answer, .ctx = &c,
+	};
+	struct sbuf text = { 0 };
+	json_t *rec;
+	int rc;
+
+	runner_set_io(r, &io);
+	rc = runner_exec(r, line, &text, cause);
+	if (rc == FP_OK && c.data == NULL)
+		rc = fail(cause, FP_ERR, "%s: the agent's answer carried no data", name);
+	if (rc == FP_OK) {
+		rec = jsonrec_new("answer");
+		json_object_set_new(rec, "command", json_string(name));
+		json_object_set_new(rec, "pid", json_integer(runner_pid(r)));
+		json_object_set_new(rec, "data", json_incref(c.data));
+		if (c.output.len > 0)
+			json_object_set_new(rec, "output", jsonrec_string(c.output.s));
+		jsonrec_emit(out, rec);
+	}
+	json_decref(c.data);
+	sbuf_free(&c.output);
+	sbuf_free(&text);
+	return rc;
+}
+
+int
+jsonout_exec(struct runner *r, const char *line, struct sbuf *out, char **cause)
+{
+	struct cmd_request *req;
+	const char *name;
+	size_t i;
+	int rc;
+
+	if ((rc = command_parse(line, &req, cause)) != FP_OK)
+		return rc;
+	if (req == NULL)
+		return fail(cause, FP_EUSAGE, "--json: the command is empty");
+	name = req->spec->name;
+	if (strcmp(name, "stack") == 0) {
+		rc = stack_json(r, req, out, cause);
+		command_request_free(req);
+		return rc;
+	}
+	command_request_free(req);
+	for (i = 0; i < FP_NELEM(answering); i++)
+		if (strcmp(name, answering[i]) == 0)
+			return answer_json(r, name, line, out, cause);
+	return fail(cause, FP_EUSAGE, "%s: no --json records yet (--json takes stack, getglobal, "
+	    "vmtool, execute, module and mem summary)", name);
+}
+
+int
+jsonout_main(struct runner *r, const char *line)
+{
+	struct sbuf out = { 0 };
+	char *cause = NULL;
+	int rc;
+
+	rc = jsonout_exec(r, line, &out, &cause);
+	/* Records only when the whole command succeeded: never a part of them. */
+	if (rc == FP_OK)
+		fwrite(out.s != NULL ? out.s : "", 1, out.len, stdout);
+	else
+		termsafe_error(stderr, cause);
+	fflush(stdout);
+	free(cause);
+	sbuf_free(&out);
+	return rc;
+}
