@@ -20,7 +20,7 @@ jsonrec_new(const char *type)
 void
 jsonrec_emit(struct sbuf *out, json_t *rec)
 {
-	char *s = json_dumps(rec, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	char *s = json_dumps(rec, JSON_COMPACT | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
 
 	if (s != NULL) {
 		sbuf_add(out, s);
