@@ -27,10 +27,12 @@ hosts_option(struct hosts_opts *o, const char *name, const char *value, char **c
 	char *copy, *word, *save = NULL, *end;
 
 	if (strcmp(name, "--ssh") == 0 || strcmp(name, "--remote-binary") == 0) {
+		char **field = strcmp(name, "--ssh") == 0 ? &o->ssh : &o->remote;
+
 		if (*value == '\0')
 			return fail(cause, FP_EUSAGE, "%s: the value is empty", name);
-		free(name[2] == 's' ? o->ssh : o->remote);
-		*(name[2] == 's' ? &o->ssh : &o->remote) = xstrdup(value);
+		free(*field);
+		*field = xstrdup(value);
 		return FP_OK;
 	}
 	if (strcmp(name, "--ssh-timeout") == 0) {
@@ -278,6 +280,12 @@ each_process(struct sbuf *out, const struct host *h, const struct jsonrec_proces
 	}
 }
 
+static const char *
+str_or(const json_t *j, const char *dflt)
+{
+	return json_is_string(j) ? json_string_value(j) : dflt;
+}
+
 static void
 text_out(struct sbuf *out, const struct host *h, size_t nh, bool group, bool by_function)
 {
@@ -307,8 +315,8 @@ text_out(struct sbuf *out, const struct host *h, size_t nh, bool group, bool by_
 		json_array_foreach(h[i].skipped, p, rec)
 			termsafe_addf(out, "  %s: pid %d (%s): %s\n", h[i].name,
 			    (int)json_integer_value(json_object_get(rec, "pid")),
-			    json_string_value(json_object_get(rec, "cmdline")) ?: "?",
-			    json_string_value(json_object_get(rec, "reason")) ?: "?");
+			    str_or(json_object_get(rec, "cmdline"), "?"),
+			    str_or(json_object_get(rec, "reason"), "?"));
 	if (nfailed > 0)
 		sbuf_add(out, "\nHosts that failed:\n");
 	for (i = 0; i < nh; i++)

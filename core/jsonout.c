@@ -51,6 +51,14 @@ no_input(void *ctx, const char *prompt, bool *interrupted)
 	return NULL;
 }
 
+static void
+discard(void *ctx, const char *text, size_t len)
+{
+	(void)ctx, (void)text, (void)len;
+}
+
+static const struct runner_io quiet = { .read_line = no_input, .write = discard };
+
 static int
 stack_one(pid_t pid, const struct cmd_request *req, struct sbuf *out, char **cause)
 {
@@ -119,6 +127,8 @@ answer_json(struct runner *r, const char *name, const char *line, struct sbuf *o
 			json_object_set_new(rec, "output", jsonrec_string(c.output.s));
 		jsonrec_emit(out, rec);
 	}
+	/* c is gone after this: the runner keeps no pointer to it. */
+	runner_set_io(r, &quiet);
 	json_decref(c.data);
 	sbuf_free(&c.output);
 	sbuf_free(&text);
