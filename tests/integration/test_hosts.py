@@ -140,44 +140,38 @@ def test_hosts_group_as_the_local_group(python, launch, profiler, sshd):
     assert local.code == EXIT_OK, local.describe()
     expect = local_groups(local.stdout)
     assert expect and sum(g[0] for g in expect) >= 9, local.describe()
-    # The same machine twice: each group twice as large, its pids under each name.
-    r = over_hosts(profiler, ssh, "127.0.0.1,localhost", t.pid, "--tree", "--cmd", "stack --group")
+    # The same machine twice: each group twice as large, its pids under
+    # each name; a third host with no sshd is one line.  The pattern has a
+    # quote and a space in it: quoted for the remote shell.
+    pattern = re.escape(t.path) + "(?:'x| |$)"
+    r = over_hosts(profiler, ssh, "127.0.0.1,localhost,127.0.0.2", "--match", pattern,
+                   "--cmd", "stack --group")
     assert r.code == EXIT_OK, r.describe()
-    assert r.stdout.startswith("Hosts: 2, 2 answered: 18 Python processes"), r.describe()
+    assert r.stdout.startswith("Hosts: 3, 2 answered: 18 Python processes"), r.describe()
     got = host_groups(r.stdout)
     assert got == [(2 * n, {"127.0.0.1": m[None], "localhost": m[None]}, role, frames)
                    for n, m, role, frames in expect], r.describe() + local.describe()
-    # A host with no sshd is one line; the other host's groups are the local ones.
-    # The pattern has a quote and a space in it: quoted for the remote shell.
-    pattern = re.escape(t.path) + "(?:'x| |$)"
-    r = over_hosts(profiler, ssh, "127.0.0.1,127.0.0.2", "--match", pattern, "--cmd", "stack --group")
-    assert r.code == EXIT_OK, r.describe()
-    got = host_groups(r.stdout)
-    assert got == [(n, {"127.0.0.1": m[None]}, role, frames) for n, m, role, frames in expect], \
-        r.describe() + local.describe()
     failed = r.stdout.split("\nHosts that failed:\n")[1].splitlines()
     assert len(failed) == 1 and re.match(r"  127\.0\.0\.2: .*(refused|connect)", failed[0]), r.describe()
+    # --json over hosts: the hosts' stack records, each with its host.
+    r = over_hosts(profiler, ssh, "127.0.0.1", "%d,%d" % (t.pid, members[0]), "--json", "--cmd", "stack")
+    assert r.code == EXIT_OK, r.describe()
+    recs = [json.loads(line) for line in r.stdout.splitlines()]
+    assert [(x["type"], x["host"], x["pid"]) for x in recs] == \
+        [("stack", "127.0.0.1", p) for p in sorted([t.pid, members[0]])], r.describe()
     assert proc.poll() is None
     assert all(healthy(p) for p in members)
 
 
 @needs_sshd
-def test_hosts_json_version_and_bad_input(python, launch, profiler, sshd, tmp_path):
-    ssh_python(python)
+def test_bad_hosts(profiler, sshd, tmp_path):
+    """Once, not per interpreter: no target is read here."""
     ssh, proc = sshd
-    t = launch("pool.py", python)
-    workers = children(t.pid)
-    # --json over hosts: the hosts' stack records, each with its host.
-    r = over_hosts(profiler, ssh, "127.0.0.1", "%d,%d" % (t.pid, workers[0]), "--json", "--cmd", "stack")
-    assert r.code == EXIT_OK, r.describe()
-    recs = [json.loads(line) for line in r.stdout.splitlines()]
-    assert [(x["type"], x["host"], x["pid"]) for x in recs] == \
-        [("stack", "127.0.0.1", t.pid), ("stack", "127.0.0.1", workers[0])], r.describe()
     # A remote flight_profiler of another version is refused, in one line.
     other = tmp_path / "old_flight_profiler"
     other.write_text("#!/bin/sh\necho '{\"type\":\"stack\",\"version\":\"0.0.1\",\"pid\":1,\"threads\":[]}'\n")
     other.chmod(0o755)
-    r = over_hosts(profiler, ssh, "127.0.0.1", t.pid, "--tree", "--cmd", "stack --group", remote=str(other))
+    r = over_hosts(profiler, ssh, "127.0.0.1", "1", "--tree", "--cmd", "stack --group", remote=str(other))
     assert r.code == EXIT_OTHER, r.describe()
     assert re.search(r"^  127\.0\.0\.1: its flight_profiler is version 0\.0\.1, this one \S+: ",
                      r.stdout, re.M), r.describe()
@@ -186,20 +180,19 @@ def test_hosts_json_version_and_bad_input(python, launch, profiler, sshd, tmp_pa
     slow = tmp_path / "slow_ssh"
     slow.write_text("#!/bin/sh\necho $$ > %s/slow.pid\nexec sleep 60\n" % tmp_path)
     slow.chmod(0o755)
-    r = profiler.run("--hosts", "slowhost", "--ssh", str(slow), "--ssh-timeout", "1", t.pid,
+    r = profiler.run("--hosts", "slowhost", "--ssh", str(slow), "--ssh-timeout", "1", "1",
                      "--tree", "--cmd", "stack --group")
     assert r.code == EXIT_OTHER and "  slowhost: no answer in time (--ssh-timeout)\n" in r.stdout, \
         r.describe()
     assert not os.path.exists("/proc/%s" % (tmp_path / "slow.pid").read_text().strip()), "not killed"
     # What --hosts does not take says so before any ssh.
-    for args, text in [(("--hosts", "-oProxyCommand=x", str(t.pid), "--cmd", "stack"), "not a host name"),
+    for args, text in [(("--hosts", "-oProxyCommand=x", "1", "--cmd", "stack"), "not a host name"),
                        (("--hosts", "h1", "--cmd", "stack"), "which processes?"),
-                       (("--hosts", "h1", str(t.pid), "--cmd", "getglobal __main__ x"), "runs `stack` so far"),
-                       (("--hosts", "h1", str(t.pid)), "go with --cmd")]:
+                       (("--hosts", "h1", "1", "--cmd", "getglobal __main__ x"), "runs `stack` so far"),
+                       (("--hosts", "h1", "1"), "go with --cmd")]:
         r = profiler.run(*args)
         assert r.code == EXIT_USAGE and text in r.error_line(), r.describe()
     assert proc.poll() is None
-    assert all(healthy(p) for p in workers + [t.pid])
 
 
 def test_json_records_of_a_set_and_of_one_process(python, launch, profiler):
