@@ -313,6 +313,7 @@ main(int argc, char **argv)
 	attach_set_loader(&inject_loader);
 	if ((rc = parse_command_line(argc, argv, &o, &set, &pid)) != FP_OK) {
 		procset_spec_clear(&set);
+		hosts_opts_clear(&o.hosts);
 		return rc < 0 ? FP_OK : rc;
 	}
 
