@@ -251,7 +251,7 @@ grouped(struct sbuf *out, const struct host *h, size_t nh, bool by_function, boo
 			for (t = 0; t < h[i].procs[p].nthreads; t++)
 				*ARRAY_PUSH(items, ni, ai) = (struct stackgroup_item){
 					.host = h[i].name, .host_index = h[i].index, .pid = h[i].procs[p].pid,
-					.t = &h[i].procs[p].threads[t], .code = h[i].procs[p].code[t],
+					.rank = h[i].procs[p].rank, .t = &h[i].procs[p].threads[t], .code = h[i].procs[p].code[t],
 				};
 	stackgroup_render(out, items, ni, by_function, json);
 	free(items);

@@ -159,6 +159,8 @@ jsonrec_parse_stack(const json_t *rec, struct jsonrec_process *p, char **cause)
 		return fail(cause, FP_ERR, "a stack record without pid or threads");
 	p->pid = (pid_t)json_integer_value(json_object_get(rec, "pid"));
 	p->cmdline = dup_member(rec, "cmdline");
+	p->rank = json_is_integer(json_object_get(rec, "rank")) ?
+	    (long)json_integer_value(json_object_get(rec, "rank")) : -1;
 	p->threads = xcalloc(json_array_size(threads) + 1, sizeof *p->threads);
 	p->code = xcalloc(json_array_size(threads) + 1, sizeof *p->code);
 	json_array_foreach(threads, i, jt) {

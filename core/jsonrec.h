@@ -39,6 +39,7 @@ json_t *jsonrec_skipped(pid_t pid, const char *cmdline, const char *reason);
 struct jsonrec_process {
 	pid_t pid;
 	char *cmdline;		/* or NULL */
+	long rank;		/* "rank", or -1 */
 	struct py_thread *threads;
 	size_t nthreads;
 	char ***code;		/* [thread][frame]: the source line, or NULL */

@@ -99,29 +99,74 @@ name_of(const struct entry *e)
 	return e->it->t->name != NULL ? e->it->t->name : "?";
 }
 
-/* "pids 4101–4107" per host ("h1: pids ...; h2: pid 4120"); *np the processes. */
+static int
+cmp_pid(const void *a, const void *b)
+{
+	pid_t x = *(const pid_t *)a, y = *(const pid_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * One host's members g->first[from..to): "pids 4101–4107", or when every
+ * process has a rank, "ranks 0–6 (pids 4101–4107)": the rank is what a
+ * job's user names its processes by.
+ */
+static size_t
+host_members(struct sbuf *out, const struct group *g, size_t from, size_t to, pid_t *buf)
+{
+	size_t i, np = 0, nr = 0, np_r;
+	bool ranked = true;
+
+	for (i = from; i < to; i++) {
+		if (np > 0 && buf[np - 1] == g->first[i].it->pid)
+			continue;
+		buf[np++] = g->first[i].it->pid;
+		ranked = ranked && g->first[i].it->rank >= 0 && g->first[i].it->rank <= 1000000;
+	}
+	if (ranked) {
+		pid_t *ranks = buf + np;
+
+		for (i = from; i < to; i++)
+			if (i == from || g->first[i].it->pid != g->first[i - 1].it->pid)
+				ranks[nr++] = (pid_t)g->first[i].it->rank;
+		qsort(ranks, nr, sizeof *ranks, cmp_pid);
+		/* a rank's own workers (a DataLoader's) inherit its RANK */
+		for (i = 0, np_r = 0; i < nr; i++)
+			if (np_r == 0 || ranks[np_r - 1] != ranks[i])
+				ranks[np_r++] = ranks[i];
+		nr = np_r;
+		sbuf_addf(out, "rank%s ", nr == 1 ? "" : "s");
+		procset_ranges(out, ranks, nr);
+		sbuf_add(out, " (");
+	}
+	sbuf_addf(out, "pid%s ", np == 1 ? "" : "s");
+	procset_ranges(out, buf, np);
+	if (ranked)
+		sbuf_add(out, ")");
+	return np;
+}
+
+/* Each host's members ("h1: pids ...; h2: ranks ..."); *nprocs the processes. */
 static void
 group_members(struct sbuf *out, const struct group *g, size_t *nprocs)
 {
-	pid_t *pids = xcalloc(g->n, sizeof *pids);
-	size_t i = 0, np, start;
+	pid_t *buf = xcalloc(2 * g->n, sizeof *buf);
+	size_t i = 0, start;
 
 	*nprocs = 0;
 	while (i < g->n) {
 		const struct stackgroup_item *h = g->first[i].it;
 
-		for (np = 0, start = i; i < g->n && g->first[i].it->host_index == h->host_index; i++)
-			if (np == 0 || pids[np - 1] != g->first[i].it->pid)
-				pids[np++] = g->first[i].it->pid;
+		for (start = i; i < g->n && g->first[i].it->host_index == h->host_index; i++)
+			;
 		if (start > 0)
 			sbuf_add(out, "; ");
 		if (h->host != NULL)
 			termsafe_addf(out, "%s: ", h->host);
-		sbuf_addf(out, "pid%s ", np == 1 ? "" : "s");
-		procset_ranges(out, pids, np);
-		*nprocs += np;
+		*nprocs += host_members(out, g, start, i, buf);
 	}
-	free(pids);
+	free(buf);
 }
 
 static void
@@ -188,6 +233,8 @@ group_json(const struct group *g, bool odd)
 
 		if (m->host != NULL)
 			json_object_set_new(jm, "host", jsonrec_string(m->host));
+		if (m->rank >= 0)
+			json_object_set_new(jm, "rank", json_integer(m->rank));
 		json_array_append_new(members, jm);
 	}
 	for (i = 0; i < it->t->nframes; i++)

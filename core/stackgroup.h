@@ -20,6 +20,7 @@ struct stackgroup_item {
 	const char *host;	/* NULL for this machine */
 	int host_index;		/* the hosts' order in the headers */
 	pid_t pid;
+	long rank;		/* RANK the process was started with, or -1 */
 	const struct py_thread *t;
 	struct source_cache *sc;	/* the process's source, or NULL */
 	/* Each frame's source line (as t->frames), or NULL: a remote host's. */

@@ -10,6 +10,7 @@
 
 #include "core/command.h"
 #include "core/jsonrec.h"
+#include "core/perfset.h"
 #include "core/pystack.h"
 #include "core/render.h"
 #include "core/source.h"
@@ -45,6 +46,16 @@ read_one(struct read_member *rm, const struct stackset_opts *o)
 	rm->skip = cause != NULL ? cause : xstrdup("unreadable");
 }
 
+/* RANK in the process's environment (not LOCAL_RANK: one per host), or -1. */
+static long
+rank_of(pid_t pid)
+{
+	long rank;
+	bool local;
+
+	return perfset_rank(pid, &rank, &local) && !local ? rank : -1;
+}
+
 /* Every thread of every member read, to core/stackgroup. */
 static void
 grouped(struct sbuf *out, struct read_member *rms, size_t n, bool by_function, bool json)
@@ -55,7 +66,8 @@ grouped(struct sbuf *out, struct read_member *rms, size_t n, bool by_function, b
 	for (i = 0; i < n; i++)
 		for (k = 0; rms[i].snap != NULL && k < rms[i].snap->nthreads; k++)
 			*ARRAY_PUSH(items, ni, ai) = (struct stackgroup_item){
-				.pid = rms[i].m->pid, .t = &rms[i].snap->threads[k], .sc = rms[i].sc,
+				.pid = rms[i].m->pid, .rank = rank_of(rms[i].m->pid),
+				.t = &rms[i].snap->threads[k], .sc = rms[i].sc,
 			};
 	stackgroup_render(out, items, ni, by_function, json);
 	free(items);

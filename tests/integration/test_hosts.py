@@ -228,3 +228,24 @@ def test_json_records_of_a_set_and_of_one_process(python, launch, profiler):
     assert r.code == EXIT_USAGE and r.stdout == "", r.describe()
     assert "no --json records yet" in r.error_line(), r.describe()
     assert all(healthy(p) for p in workers + [t.pid])
+
+
+def test_group_names_ranks(python, launch, profiler):
+    """Processes started with RANK are named by rank in a group (and in
+    its record), their pids after; LOCAL_RANK (one per host) is not."""
+    ranked = [launch("idle.py", python, env={"RANK": str(rank)}) for rank in (1, 0)]
+    pids = sorted(t.pid for t in ranked)
+    r = profiler.run("%d,%d" % (ranked[0].pid, ranked[1].pid), "--cmd", "stack --group")
+    assert r.code == EXIT_OK, r.describe()
+    assert "\n2 threads in 2 processes \u2014 ranks 0, 1 (pids %d, %d), threads MainThread:\n" \
+        % tuple(pids) in r.stdout, r.describe()
+    r = profiler.run("%d,%d" % (ranked[0].pid, ranked[1].pid), "--json", "--cmd", "stack --group")
+    assert r.code == EXIT_OK, r.describe()
+    (group,) = [g for g in map(json.loads, r.stdout.splitlines()) if g.get("role") == "MainThread"]
+    assert sorted((m["pid"], m["rank"]) for m in group["members"]) == \
+        sorted([(ranked[0].pid, 1), (ranked[1].pid, 0)]), r.describe()
+    local = launch("idle.py", python, env={"LOCAL_RANK": "2"})
+    r = profiler.run("%d,%d" % (ranked[0].pid, local.pid), "--cmd", "stack --group")
+    assert r.code == EXIT_OK, r.describe()
+    assert "\n2 threads in 2 processes \u2014 pids %d, %d, threads MainThread:\n" \
+        % tuple(sorted([ranked[0].pid, local.pid])) in r.stdout, r.describe()

@@ -91,7 +91,8 @@ test_grouped_across_hosts(void)
 			parsed += round_trip(local[i].tid, &local[i], &p[h][i], &line) == FP_OK;
 			free(line);
 			items[h * 3 + i] = (struct stackgroup_item){ .host = hosts[h], .host_index = h,
-				.pid = p[h][i].pid, .t = &p[h][i].threads[0], .code = p[h][i].code[0] };
+				.pid = p[h][i].pid, .rank = -1, .t = &p[h][i].threads[0],
+				.code = p[h][i].code[0] };
 		}
 	ok(parsed == 6, "six records parse back");
 	stackgroup_render(&text, items, 6, false, false);
@@ -109,6 +110,28 @@ test_grouped_across_hosts(void)
 	for (h = 0; h < 2; h++)
 		for (i = 0; i < 3; i++)
 			jsonrec_process_clear(&p[h][i]);
+}
+
+static void
+test_ranks(void)
+{
+	struct py_thread t = thread(1, "MainThread", wait_frames, 2);
+	struct stackgroup_item items[7];
+	struct sbuf text = { 0 };
+	int i;
+
+	/* h1: ranks 3..0 in pids 100..103, and 104 a worker of rank 0; h2: no ranks */
+	for (i = 0; i < 5; i++)
+		items[i] = (struct stackgroup_item){ .host = "h1", .host_index = 0, .pid = 100 + i,
+			.rank = i < 4 ? 3 - i : 0, .t = &t };
+	for (i = 5; i < 7; i++)
+		items[i] = (struct stackgroup_item){ .host = "h2", .host_index = 1, .pid = 5 + i,
+			.rank = -1, .t = &t };
+	stackgroup_render(&text, items, 7, false, false);
+	ok(text.s != NULL && strstr(text.s, "\n7 threads in 7 processes \u2014 h1: ranks 0\u20133 "
+	    "(pids 100\u2013104); h2: pids 10, 11, threads MainThread:\n") != NULL,
+	    "a host whose processes all have a RANK names them by rank too");
+	sbuf_free(&text);
 }
 
 static void
@@ -138,9 +161,10 @@ test_bad_records(void)
 int
 main(void)
 {
-	plan(10);
+	plan(11);
 	test_round_trip();
 	test_grouped_across_hosts();
+	test_ranks();
 	test_bad_records();
 	return tap_failed != 0;
 }
