@@ -62,13 +62,16 @@ grouped(struct sbuf *out, struct read_member *rms, size_t n, bool by_function, b
 {
 	struct stackgroup_item *items = NULL;
 	size_t ni = 0, ai = 0, i, k;
+	long rank;
 
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+		rank = rms[i].snap != NULL ? rank_of(rms[i].m->pid) : -1;
 		for (k = 0; rms[i].snap != NULL && k < rms[i].snap->nthreads; k++)
 			*ARRAY_PUSH(items, ni, ai) = (struct stackgroup_item){
-				.pid = rms[i].m->pid, .rank = rank_of(rms[i].m->pid),
+				.pid = rms[i].m->pid, .rank = rank,
 				.t = &rms[i].snap->threads[k], .sc = rms[i].sc,
 			};
+	}
 	stackgroup_render(out, items, ni, by_function, json);
 	free(items);
 }
