@@ -325,23 +325,13 @@ main(int argc, char **argv)
 		hosts_opts_clear(&o.hosts);
 		return rc;
 	}
-	if (o.cmd != NULL && o.json) {
-		r = runner_new(procset_is_set(&set) ? 0 : pid);
-		if (procset_is_set(&set))
-			runner_set_procset(r, &set);
-		runner_set_one_shot(r);
-		procset_spec_clear(&set);
-		rc = jsonout_main(r, o.cmd);
-		runner_free(r);
-		return rc;
-	}
 	if (o.cmd != NULL) {
 		r = runner_new(procset_is_set(&set) ? 0 : pid);
 		if (procset_is_set(&set))
 			runner_set_procset(r, &set);
 		procset_spec_clear(&set);
 		runner_set_one_shot(r);
-		rc = linemode_exec(r, o.cmd);
+		rc = o.json ? jsonout_main(r, o.cmd) : linemode_exec(r, o.cmd);
 		runner_free(r);
 		return rc;
 	}
