@@ -294,6 +294,8 @@ parse_command_line(int argc, char **argv, struct options *o, struct proc_set_spe
 	set->match = o->match ? xstrdup(o->match) : NULL;
 	if ((o->json || o->hosts.hosts != NULL) && o->cmd == NULL)
 		return usage_error("--json and --hosts go with --cmd");
+	if ((o->hosts.ssh || o->hosts.remote || o->hosts.timeout > 0) && o->hosts.hosts == NULL)
+		return usage_error("--ssh, --remote-binary and --ssh-timeout go with --hosts");
 	/* An empty --cmd (a variable that was not set, say) is a mistake, not a no-op. */
 	if (o->cmd != NULL && o->cmd[strspn(o->cmd, " \t\r\n")] == '\0')
 		return usage_error("--cmd: the command is empty");

@@ -189,7 +189,8 @@ def test_bad_hosts(profiler, sshd, tmp_path):
     for args, text in [(("--hosts", "-oProxyCommand=x", "1", "--cmd", "stack"), "not a host name"),
                        (("--hosts", "h1", "--cmd", "stack"), "which processes?"),
                        (("--hosts", "h1", "1", "--cmd", "getglobal __main__ x"), "runs `stack` so far"),
-                       (("--hosts", "h1", "1"), "go with --cmd")]:
+                       (("--hosts", "h1", "1"), "go with --cmd"),
+                       (("--ssh", "ssh -p 2", "1", "--cmd", "stack"), "go with --hosts")]:
         r = profiler.run(*args)
         assert r.code == EXIT_USAGE and text in r.error_line(), r.describe()
     assert proc.poll() is None
