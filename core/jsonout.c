@@ -12,6 +12,7 @@
 #include "core/command.h"
 #include "core/jsonrec.h"
 #include "core/procfs.h"
+#include "core/procset.h"
 #include "core/pystack.h"
 #include "core/source.h"
 #include "core/stackset.h"
@@ -135,9 +136,56 @@ answer_json(struct runner *r, const char *name, const char *line, struct sbuf *o
 	return rc;
 }
 
-int
-jsonout_exec(struct runner *r, const char *line, struct sbuf *out, char **cause)
+/*
+ * --all over a set: one answer record per member, through a runner of its
+ * own (as runner_set does), and an "error" record for a member that
+ * failed; the others go on. *keep: records were made, print them even
+ * when some member failed.
+ */
+static int
+answer_json_each(struct runner *r, const char *name, const char *line, struct sbuf *out,
+    bool *keep, char **cause)
 {
+	struct proc_set set;
+	struct proc_thread_stat st;
+	struct runner *one;
+	size_t i, failed = 0;
+	char *why;
+	json_t *rec;
+	int rc;
+
+	if ((rc = procset_resolve(runner_procset(r), &set, cause)) != FP_OK)
+		return rc;
+	for (i = 0; i < set.n; i++) {
+		bool existed = procfs_thread_stat(set.m[i].pid, set.m[i].pid, &st);
+
+		one = runner_new(set.m[i].pid);
+		if (runner_one_shot(r))
+			runner_set_one_shot(one);
+		why = NULL;
+		rc = answer_json(one, name, line, out, &why);
+		if ((rc = procfs_explain_failure(set.m[i].pid, existed, rc, &why)) != FP_OK) {
+			rec = jsonrec_new("error");
+			json_object_set_new(rec, "command", json_string(name));
+			json_object_set_new(rec, "pid", json_integer(set.m[i].pid));
+			json_object_set_new(rec, "error", jsonrec_string(why ? why : "unknown error"));
+			jsonrec_emit(out, rec);
+			failed++;
+		}
+		free(why);
+		runner_free(one);
+	}
+	*keep = true;
+	rc = failed == 0 ? FP_OK : fail(cause, FP_ERR, "%s --all: failed in %zu of %zu processes",
+	    name, failed, set.n);
+	procset_clear(&set);
+	return rc;
+}
+
+static int
+json_exec(struct runner *r, const char *line, struct sbuf *out, bool *keep, char **cause)
+{
+	bool all;
 	struct cmd_request *req;
 	const char *name;
 	size_t i;
@@ -153,12 +201,23 @@ jsonout_exec(struct runner *r, const char *line, struct sbuf *out, char **cause)
 		command_request_free(req);
 		return rc;
 	}
+	all = command_opt(req, "--all") != NULL;
 	command_request_free(req);
 	for (i = 0; i < FP_NELEM(answering); i++)
 		if (strcmp(name, answering[i]) == 0)
-			return answer_json(r, name, line, out, cause);
+			return all && runner_procset(r) != NULL ?
+			    answer_json_each(r, name, line, out, keep, cause) :
+			    answer_json(r, name, line, out, cause);
 	return fail(cause, FP_EUSAGE, "%s: no --json records yet (--json takes stack, getglobal, "
 	    "vmtool, execute, module and mem summary)", name);
+}
+
+int
+jsonout_exec(struct runner *r, const char *line, struct sbuf *out, char **cause)
+{
+	bool keep = false;
+
+	return json_exec(r, line, out, &keep, cause);
 }
 
 int
@@ -166,11 +225,13 @@ jsonout_main(struct runner *r, const char *line)
 {
 	struct sbuf out = { 0 };
 	char *cause = NULL;
+	bool keep = false;
 	int rc;
 
-	rc = jsonout_exec(r, line, &out, &cause);
-	/* Records only when the whole command succeeded: never a part of them. */
-	if (rc == FP_OK)
+	rc = json_exec(r, line, &out, &keep, &cause);
+	/* Records only when the whole command succeeded, never a part of them;
+	 * but a member's failure over a set is a record of its own. */
+	if (rc == FP_OK || keep)
 		fwrite(out.s != NULL ? out.s : "", 1, out.len, stdout);
 	else
 		termsafe_error(stderr, cause);

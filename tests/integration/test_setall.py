@@ -7,6 +7,7 @@ member that is not Python, one whose code raises and one that exits while
 the command runs are reported in their sections while the rest are still
 shown, and the exit status says so; every member is healthy afterwards."""
 
+import json
 import re
 import subprocess
 
@@ -62,6 +63,19 @@ def test_getglobal_all_shows_each_members_own_value(python, launch, profiler):
                           "division by zero"], r.describe()
     assert all("VALUE: %d" % pid in found[pid] for pid in job if pid != odd), r.describe()
     assert summary(r.stdout) == "9 processes: 8 ok, 1 failed", r.describe()
+    # --json: one answer record per member, each with its own value; the
+    # member whose expression raises is an error record, the rest still there.
+    r = profiler.run(t.pid, "--tree", "--json", "--cmd", "getglobal __main__ WORKER_ID -e "
+                     "'1 / (target - %d) and target' --all" % odd)
+    assert r.code == EXIT_OTHER, r.describe()
+    recs = [json.loads(line) for line in r.stdout.splitlines()]
+    assert [x["pid"] for x in recs] == job, r.describe()
+    for x in recs:
+        if x["pid"] == odd:
+            assert x["type"] == "error" and "ZeroDivisionError" in x["error"], r.describe()
+        else:
+            assert x["type"] == "answer" and x["command"] == "getglobal" and \
+                x["data"]["value"]["r"] == str(x["pid"]), r.describe()
     # A set without --all: one line saying to add it.  One pid with --all: that process.
     r = profiler.run(t.pid, "--tree", "--cmd", "getglobal __main__ WORKER_ID")
     assert r.code == EXIT_USAGE and "add --all" in r.error_line() and r.stdout == "", \
