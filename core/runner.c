@@ -17,19 +17,15 @@
 #include "core/procfs.h"
 #include "core/procset.h"
 #include "core/runner_set.h"
-#include "core/stackset.h"
 #include "core/pystack.h"
 #include "core/render.h"
 #include "core/render_agent.h"
 #include "core/session.h"
-#include "core/source.h"
 #include "core/termsafe.h"
 
 /* How long a request may wait for the GIL and run before we give up. */
 #define VALUE_TIMEOUT_MS 10000
 #define INSTANCES_TIMEOUT_MS 60000
-/* Thread names for a plain `stack`: never worth waiting long for. */
-#define NAMES_TIMEOUT_MS 300
 /* After a cancel, how long a statement gets to stop. */
 /* How often runner_io.poll is called while a statement runs. */
 #define POLL_MS 40
@@ -92,16 +88,16 @@ runner_interrupted(struct runner *r)
 }
 
 /* The process a command names (stack PID; the parser checked it), else the attached one. */
-static pid_t
-named_pid(const struct cmd_request *req, pid_t attached)
+pid_t
+runner_named_pid(const struct cmd_request *req, pid_t attached)
 {
 	const char *v = command_arg(req, "pid");
 
 	return v != NULL ? (pid_t)strtol(v, NULL, 10) : attached;
 }
 
-static int
-write_file(const char *path, const char *text, char **cause)
+int
+runner_write_file(const char *path, const char *text, char **cause)
 {
 	FILE *f = fopen(path, "w");
 
@@ -194,8 +190,8 @@ runner_write(struct runner *r, const char *text)
 /* ---- the agent ----------------------------------------------------------------- */
 
 /* The session with the agent of r->pid, connected (or loaded) on first need. */
-static int
-agent(struct runner *r, enum attach_mode mode, struct session **s, char **cause)
+int
+runner_agent(struct runner *r, enum attach_mode mode, struct session **s, char **cause)
 {
 	unsigned hex = 0;
 	int rc;
@@ -216,8 +212,8 @@ agent(struct runner *r, enum attach_mode mode, struct session **s, char **cause)
 }
 
 /* A request failed in a way that may have broken the session: drop it. */
-static void
-agent_failed(struct runner *r, int rc)
+void
+runner_agent_failed(struct runner *r, int rc)
 {
 	if (rc != FP_OK && r->agent != NULL) {
 		session_close(r->agent);
@@ -232,7 +228,7 @@ runner_attach(struct runner *r, bool load, char **cause)
 	struct proc_thread_stat st;
 	struct session *s;
 	bool existed = r->pid > 0 && procfs_thread_stat(r->pid, r->pid, &st);
-	int rc = agent(r, load ? ATTACH_LOAD : ATTACH_EXISTING, &s, cause);
+	int rc = runner_agent(r, load ? ATTACH_LOAD : ATTACH_EXISTING, &s, cause);
 
 	return procfs_explain_failure(r->pid, existed, rc, cause);
 }
@@ -246,7 +242,7 @@ runner_session(struct runner *r)
 void
 runner_session_failed(struct runner *r)
 {
-	agent_failed(r, FP_ERR);
+	runner_agent_failed(r, FP_ERR);
 }
 
 void
@@ -262,6 +258,18 @@ runner_set_procset(struct runner *r, struct proc_set_spec *spec)
 	r->set = xcalloc(1, sizeof *r->set);
 	*r->set = *spec;
 	memset(spec, 0, sizeof *spec);
+}
+
+struct py_reader *
+runner_reader(struct runner *r)
+{
+	return r->reader;
+}
+
+void
+runner_keep_reader(struct runner *r, struct py_reader *reader)
+{
+	r->reader = reader;
 }
 
 const struct proc_set_spec *
@@ -331,13 +339,13 @@ runner_call(struct runner *r, const char *cmd, json_t *args, int timeout_ms, str
 	int rc;
 
 	memset(end, 0, sizeof *end);
-	if ((rc = agent(r, ATTACH_LOAD, &s, cause)) != FP_OK) {
+	if ((rc = runner_agent(r, ATTACH_LOAD, &s, cause)) != FP_OK) {
 		json_decref(args);
 		return rc;
 	}
 	rc = session_call(s, cmd, args, timeout_ms, NULL, NULL, end, cause);
 	if (rc != FP_OK && rc != FP_EUSAGE)
-		agent_failed(r, rc);
+		runner_agent_failed(r, rc);
 	else if (rc == FP_OK && r->io.answer != NULL)
 		r->io.answer(r->io.ctx, cmd, end);
 	return rc;
@@ -475,12 +483,12 @@ runner_stream(struct runner *r, const char *cmd, json_t *args, long timeout_s,
 	int rc;
 
 	memset(endp, 0, sizeof *endp);
-	if ((rc = agent(r, ATTACH_LOAD, &s, cause)) != FP_OK) {
+	if ((rc = runner_agent(r, ATTACH_LOAD, &s, cause)) != FP_OK) {
 		json_decref(args);
 		return rc;
 	}
 	if ((rc = session_send(s, cmd, args, &id, cause)) != FP_OK) {
-		agent_failed(r, rc);
+		runner_agent_failed(r, rc);
 		return rc;
 	}
 	sigint_catch(&old);
@@ -529,9 +537,9 @@ runner_stream(struct runner *r, const char *cmd, json_t *args, long timeout_s,
 		r->io.answer(r->io.ctx, cmd, endp);
 	if (rc != FP_OK && rc != FP_EUSAGE) {
 		/* Closing the connection also cancels what it started. */
-		agent_failed(r, rc);
+		runner_agent_failed(r, rc);
 		/* The agent itself is fine when we only gave up waiting: connect again. */
-		if (given_up && agent(r, ATTACH_EXISTING, &s, NULL) != FP_OK)
+		if (given_up && runner_agent(r, ATTACH_EXISTING, &s, NULL) != FP_OK)
 			r->agent_lost = true;
 	}
 	return rc;
@@ -734,12 +742,12 @@ runner_start(struct runner *r, const char *line, struct runner_statement *st,
 	command_request_free(req);
 	if (rc != FP_OK)
 		return rc;
-	if ((rc = agent(r, ATTACH_LOAD, &s, cause)) != FP_OK) {
+	if ((rc = runner_agent(r, ATTACH_LOAD, &s, cause)) != FP_OK) {
 		json_decref(args);
 		return rc;
 	}
 	if ((rc = session_start(s, "execute", args, &relay, st, id, cause)) != FP_OK)
-		agent_failed(r, rc);
+		runner_agent_failed(r, rc);
 	return rc;
 }
 
@@ -816,7 +824,7 @@ runner_cmd_console(void *ctx, const struct cmd_request *req, struct sbuf *out, c
 	json_t *args;
 	int rc;
 
-	if ((rc = agent(r, ATTACH_LOAD, &s, cause)) != FP_OK)
+	if ((rc = runner_agent(r, ATTACH_LOAD, &s, cause)) != FP_OK)
 		return rc;
 	if (r->io.interactive && !r->banner_shown) {
 		char *banner = xasprintf("Python %s console inside process %d (flight_profiler agent %s).\n"
@@ -926,167 +934,6 @@ runner_cmd_console(void *ctx, const struct cmd_request *req, struct sbuf *out, c
 
 /* ---- stack ---------------------------------------------------------------------- */
 
-/*
- * The agent's view of the threads (names; locals and asyncio tasks when
- * asked).  With neither asked, only an agent already running is used and
- * only briefly: a plain `stack` must stay an outside read.
- */
-static int
-agent_threads(struct runner *r, pid_t pid, bool locals, bool asyncio,
-    struct agent_threads **threads, char **cause)
-{
-	struct session *s = NULL, *own = NULL;
-	struct proto_msg end;
-	json_t *args;
-	bool deep = locals || asyncio;
-	int rc;
-
-	*threads = NULL;
-	if (pid == r->pid) {
-		rc = agent(r, deep ? ATTACH_LOAD : ATTACH_EXISTING, &s, cause);
-	} else {
-		rc = attach_agent(pid, deep ? ATTACH_LOAD : ATTACH_EXISTING, 0, &own, cause);
-		s = own;
-	}
-	if (rc != FP_OK)
-		return rc;
-	args = agent_threads_args(locals, asyncio, 200);
-	rc = session_call(s, "threads", args, deep ? VALUE_TIMEOUT_MS : NAMES_TIMEOUT_MS, NULL,
-	    NULL, &end, cause);
-	if (rc == FP_OK && end.ok) {
-		*threads = agent_threads_from_end(&end);
-	} else if (rc == FP_OK) {
-		rc = runner_end_failure(&end, "stack", cause);
-	}
-	proto_msg_clear(&end);
-	if (own != NULL)
-		session_close(own);
-	else if (rc != FP_OK)
-		agent_failed(r, rc);
-	return rc;
-}
-
-/*
- * FP_STACK_STATS=1, for benchmarks only: one line on stderr per `stack`
- * saying how many thread reads were torn and read again, how many were
- * read with the thread stopped after every try was torn, and how many
- * stayed partial.
- */
-static void
-stack_stats(const struct py_snapshot *snap)
-{
-	unsigned retries = 0, stopped = 0, partial = 0;
-	size_t i;
-
-	if (getenv("FP_STACK_STATS") == NULL)
-		return;
-	for (i = 0; i < snap->nthreads; i++) {
-		retries += snap->threads[i].retries;
-		stopped += snap->threads[i].stopped_read;
-		partial += snap->threads[i].partial;
-	}
-	fprintf(stderr, "stack-stats: threads %zu retries %u stopped %u partial %u\n",
-	    snap->nthreads, retries, stopped, partial);
-}
-
-/* stack over the runner's process set (core/stackset). */
-static int
-stack_over_set(struct runner *r, const struct cmd_request *req, struct sbuf *out, char **cause)
-{
-	const char *file = command_opt(req, "--filepath");
-	struct sbuf text = { 0 };
-	int rc;
-
-	if (file != NULL && *file == '\0')
-		return fail(cause, FP_EUSAGE, "stack: -f needs a file name");
-	rc = stackset_cmd(r->set, req, false, &text, cause);
-	if (rc == FP_OK && file != NULL) {
-		rc = write_file(file, text.s ? text.s : "", cause);
-		if (rc == FP_OK)
-			sbuf_addf(out, "Write stack to %s successfully!\n", file);
-	} else if (rc == FP_OK) {
-		sbuf_add(out, text.s ? text.s : "");
-	}
-	sbuf_free(&text);
-	return rc;
-}
-
-int
-runner_cmd_stack(void *ctx, const struct cmd_request *req, struct sbuf *out, char **cause)
-{
-	struct runner *r = ctx;
-	struct py_snapshot_opts opts = { 0 };
-	struct py_reader *reader = r->reader, *own = NULL;
-	struct py_snapshot *snap = NULL;
-	struct source_cache *sc;
-	struct sbuf text = { 0 };
-	const char *file = command_opt(req, "--filepath");
-	bool locals = command_opt(req, "--locals") != NULL;
-	bool asyncio = command_opt(req, "--asyncio") != NULL;
-	struct agent_threads *threads = NULL;
-	char *cmdline, *why = NULL;
-	pid_t pid = r->pid;
-	int rc, arc = FP_OK;
-
-	if (r->set != NULL && named_pid(req, 0) <= 0)
-		return stack_over_set(r, req, out, cause);
-	if (command_opt(req, "--group") != NULL)
-		return fail(cause, FP_EUSAGE, "stack: --group merges the stacks of a process set: "
-		    "flight_profiler PID --tree, --match REGEX or PID,PID,...");
-	pid = named_pid(req, pid);
-	if (pid <= 0)
-		return fail(cause, FP_EUSAGE, "stack: no process given (flight_profiler PID, or stack PID)");
-	if (file != NULL && *file == '\0')
-		return fail(cause, FP_EUSAGE, "stack: -f needs a file name");
-	opts.native = command_opt(req, "--native") != NULL;
-	opts.block = command_opt(req, "--block") != NULL;
-
-	if (pid != r->pid || reader == NULL) {
-		if ((rc = py_reader_open(pid, &own, cause)) != FP_OK)
-			return rc;
-		reader = own;
-		if (pid == r->pid) {
-			r->reader = own;	/* keep it for the next command */
-			own = NULL;
-		}
-	}
-	rc = py_reader_snapshot(reader, &opts, &snap, cause);
-	if (rc == FP_OK) {
-		stack_stats(snap);
-		/* The inside view adds to the outside one; without it, the outside one stands. */
-		arc = agent_threads(r, pid, locals, asyncio, &threads, &why);
-		if (threads != NULL)
-			render_apply_thread_names(snap, threads);
-		sc = source_cache_new(pid);
-		cmdline = procfs_cmdline(pid);
-		if (locals && threads != NULL)
-			render_stack_locals(&text, snap, py_reader_runtime(reader), cmdline, sc, threads);
-		else
-			render_stack(&text, snap, py_reader_runtime(reader), cmdline, sc);
-		if (asyncio && threads != NULL)
-			render_asyncio(&text, snap, threads);
-		free(cmdline);
-		source_cache_free(sc);
-		py_snapshot_free(snap);
-		if (file != NULL) {
-			rc = write_file(file, text.s, cause);
-			if (rc == FP_OK)
-				sbuf_addf(out, "Write stack to %s successfully!\n", file);
-		} else {
-			sbuf_add(out, text.s);
-		}
-		if (rc == FP_OK && (locals || asyncio) && arc != FP_OK)
-			rc = fail(cause, arc, "stack: %s%s%s unavailable: %s", locals ? "locals" : "",
-			    locals && asyncio ? " and " : "", asyncio ? "asyncio tasks" : "",
-			    why ? why : "no agent");
-	}
-	agent_threads_free(threads);
-	free(why);
-	sbuf_free(&text);
-	py_reader_close(own);
-	return rc;
-}
-
 static long
 stack_repeat(void)
 {
@@ -1116,7 +963,7 @@ runner_exec(struct runner *r, const char *line, struct sbuf *out, char **cause)
 		return FP_OK;
 	spec = req->spec;
 	/* Over a set, a command reads the set itself (CMD_SET) or runs in each member. */
-	if (r->set != NULL && !(spec->flags & CMD_SET) && named_pid(req, 0) <= 0) {
+	if (r->set != NULL && !(spec->flags & CMD_SET) && runner_named_pid(req, 0) <= 0) {
 		rc = runner_set_each(r, req, out, cause);
 		command_request_free(req);
 		return rc;
@@ -1126,7 +973,7 @@ runner_exec(struct runner *r, const char *line, struct sbuf *out, char **cause)
 		command_request_free(req);
 		return rc;
 	}
-	pid = named_pid(req, r->pid);
+	pid = runner_named_pid(req, r->pid);
 	existed = pid > 0 && procfs_thread_stat(pid, pid, &st);
 	rc = spec->run(spec->ctx ? spec->ctx : r, req, out, cause);
 	/*

@@ -9,9 +9,25 @@
 #include <jansson.h>
 #include <sys/types.h>
 
+#include "core/attach.h"
 #include "core/command.h"
 #include "core/protocol.h"
 #include "core/runner.h"
+
+struct py_reader;
+struct session;
+
+/* The session with the agent of the runner's process, connected (or loaded) on first need. */
+int runner_agent(struct runner *r, enum attach_mode mode, struct session **s, char **cause);
+/* A request failed in a way that may have broken the session: drop it. */
+void runner_agent_failed(struct runner *r, int rc);
+/* The reader of the runner's process, or NULL before the first; keep_reader: the runner owns it. */
+struct py_reader *runner_reader(struct runner *r);
+void runner_keep_reader(struct runner *r, struct py_reader *reader);
+/* The process a command names (stack PID; the parser checked it), else the attached one. */
+pid_t runner_named_pid(const struct cmd_request *req, pid_t attached);
+/* text into path (-f): "cannot write PATH: why" if it cannot. */
+int runner_write_file(const char *path, const char *text, char **cause);
 
 /* Send cmd (steals args), wait for its end (no events); loads the agent if needed. */
 int runner_call(struct runner *r, const char *cmd, json_t *args, int timeout_ms,
