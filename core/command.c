@@ -34,6 +34,24 @@ command_all(size_t *n)
 	return (const struct cmd_spec *const *)command_table;
 }
 
+void
+command_names_with(struct sbuf *out, unsigned flag)
+{
+	const struct cmd_spec *const *all;
+	const struct cmd_spec *spec;
+	size_t i, k, n, count = 0;
+
+	all = command_all(&n);
+	for (i = 0; i < n; i++) {
+		for (k = 0; k < (all[i]->nsubs ? all[i]->nsubs : 1); k++) {
+			spec = all[i]->nsubs ? all[i]->subs[k] : all[i];
+			/* help looks at no process: it is no answer to "what runs over a set". */
+			if ((spec->flags & flag) && strcmp(spec->name, "help") != 0)
+				sbuf_addf(out, "%s%s", count++ ? ", " : "", spec->name);
+		}
+	}
+}
+
 const struct cmd_spec *
 command_find(const char *name)
 {

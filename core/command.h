@@ -89,6 +89,7 @@ typedef int cmd_run_fn(void *ctx, const struct cmd_request *req, struct sbuf *ou
 #define CMD_INTERACTIVE 0x10	/* reads more lines from the user until left (console) */
 #define CMD_SET 0x20		/* runs over a process set itself (stack, perf; help reads none) */
 #define CMD_SET_ALL 0x40	/* with --all, runs in each member of a set in turn (core/runner_set) */
+#define CMD_JSON_ANSWER 0x80	/* --json: one "answer" record, the agent's end (core/jsonout) */
 
 struct cmd_spec {
 	const char *name;	/* "stack"; a subcommand's is "mem summary" */
@@ -156,6 +157,8 @@ bool command_choice_ok(const char *const *choices, const char *value);
 const struct cmd_spec *command_find(const char *name);
 /* Every command, in the order `help` lists them (subcommands not included). */
 const struct cmd_spec *const *command_all(size_t *n);
+/* "a, b, c": the commands (and subcommands) with flag, from the table, so that a message cannot drift. */
+void command_names_with(struct sbuf *out, unsigned flag);
 
 /*
  * The spec named by a line's first word, NULL if none.  Front ends ask

@@ -143,7 +143,7 @@ static struct cmd_spec cmd_getglobal = {
 	.summary = "show a module global or a class's static field (loads the agent)",
 	.params = getglobal_params, .nparams = FP_NELEM(getglobal_params),
 	.options = getglobal_options, .noptions = FP_NELEM(getglobal_options),
-	.flags = CMD_SET_ALL,
+	.flags = CMD_SET_ALL | CMD_JSON_ANSWER,
 	.run = runner_cmd_getglobal,
 };
 
@@ -208,7 +208,7 @@ static struct cmd_spec cmd_vmtool = {
 	.options = vmtool_options, .noptions = FP_NELEM(vmtool_options),
 	.check = vmtool_check,
 	.params_with = "--class",
-	.flags = CMD_SET_ALL,
+	.flags = CMD_SET_ALL | CMD_JSON_ANSWER,
 	.run = runner_cmd_vmtool,
 };
 
@@ -223,6 +223,7 @@ static struct cmd_spec cmd_module = {
 	.summary = "which imported module a source file is, e.g. from a traceback (loads the agent)",
 	.params = module_params, .nparams = FP_NELEM(module_params),
 	.run = runner_cmd_module,
+	.flags = CMD_JSON_ANSWER,
 };
 
 /* ---- console, execute ----------------------------------------------------------- */
@@ -257,7 +258,7 @@ static struct cmd_spec cmd_execute = {
 	    "traceback (loads the agent)",
 	.params = execute_params, .nparams = FP_NELEM(execute_params),
 	.options = execute_options, .noptions = FP_NELEM(execute_options),
-	.flags = CMD_STATEMENT | CMD_SET_ALL,
+	.flags = CMD_STATEMENT | CMD_SET_ALL | CMD_JSON_ANSWER,
 	.run = runner_cmd_execute,
 };
 
@@ -606,7 +607,7 @@ static struct cmd_spec cmd_mem_summary = {
 	.usage = "[--limit N] [--order descending|ascending] [--all]",
 	.summary = "memory by type: object count and total size",
 	.options = mem_summary_options, .noptions = FP_NELEM(mem_summary_options),
-	.flags = CMD_SET_ALL,
+	.flags = CMD_SET_ALL | CMD_JSON_ANSWER,
 	.run = runner_cmd_mem_summary,
 };
 

@@ -18,11 +18,6 @@
 #include "core/stackset.h"
 #include "core/termsafe.h"
 
-/* The commands whose answer is the agent's JSON: one "answer" record each. */
-static const char *const answering[] = {
-	"getglobal", "vmtool", "execute", "module", "mem summary",
-};
-
 /* What the agent answered, and what the code printed meanwhile (execute). */
 struct capture {
 	json_t *data;
@@ -185,10 +180,10 @@ answer_json_each(struct runner *r, const char *name, const char *line, struct sb
 static int
 json_exec(struct runner *r, const char *line, struct sbuf *out, bool *keep, char **cause)
 {
-	bool all;
 	struct cmd_request *req;
+	struct sbuf takes = { 0 };
 	const char *name;
-	size_t i;
+	bool all, answers;
 	int rc;
 
 	if ((rc = command_parse(line, &req, cause)) != FP_OK)
@@ -202,14 +197,17 @@ json_exec(struct runner *r, const char *line, struct sbuf *out, bool *keep, char
 		return rc;
 	}
 	all = command_opt(req, "--all") != NULL;
+	answers = (req->spec->flags & CMD_JSON_ANSWER) != 0;
 	command_request_free(req);
-	for (i = 0; i < FP_NELEM(answering); i++)
-		if (strcmp(name, answering[i]) == 0)
-			return all && runner_procset(r) != NULL ?
-			    answer_json_each(r, name, line, out, keep, cause) :
-			    answer_json(r, name, line, out, cause);
-	return fail(cause, FP_EUSAGE, "%s: no --json records yet (--json takes stack, getglobal, "
-	    "vmtool, execute, module and mem summary)", name);
+	if (answers)
+		return all && runner_procset(r) != NULL ?
+		    answer_json_each(r, name, line, out, keep, cause) :
+		    answer_json(r, name, line, out, cause);
+	command_names_with(&takes, CMD_JSON_ANSWER);
+	rc = fail(cause, FP_EUSAGE, "%s: no --json records yet (--json takes stack, %s)", name,
+	    takes.s ? takes.s : "");
+	sbuf_free(&takes);
+	return rc;
 }
 
 int

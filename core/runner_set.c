@@ -41,25 +41,6 @@ member_read_line(void *ctx, const char *prompt, bool *interrupted)
 	return NULL;
 }
 
-/* The commands with `flag`, from the table, so that the message cannot drift. */
-static void
-names_with(struct sbuf *out, unsigned flag)
-{
-	const struct cmd_spec *const *all;
-	const struct cmd_spec *spec;
-	size_t i, k, n, count = 0;
-
-	all = command_all(&n);
-	for (i = 0; i < n; i++) {
-		for (k = 0; k < (all[i]->nsubs ? all[i]->nsubs : 1); k++) {
-			spec = all[i]->nsubs ? all[i]->subs[k] : all[i];
-			/* help looks at no process: it is no answer to "what runs over a set". */
-			if ((spec->flags & flag) && strcmp(spec->name, "help") != 0)
-				sbuf_addf(out, "%s%s", count++ ? ", " : "", spec->name);
-		}
-	}
-}
-
 static int
 refuse(const struct cmd_spec *spec, char **cause)
 {
@@ -69,8 +50,8 @@ refuse(const struct cmd_spec *spec, char **cause)
 	if (spec->flags & CMD_SET_ALL)
 		return fail(cause, FP_EUSAGE, "%s: over a process set, add --all to run it in every "
 		    "member (or give one pid)", spec->name);
-	names_with(&set, CMD_SET);
-	names_with(&all, CMD_SET_ALL);
+	command_names_with(&set, CMD_SET);
+	command_names_with(&all, CMD_SET_ALL);
 	rc = fail(cause, FP_EUSAGE, "%s: does not run over a process set (%s do, and with --all "
 	    "%s); give one pid", spec->name, set.s ? set.s : "", all.s ? all.s : "");
 	sbuf_free(&set);
