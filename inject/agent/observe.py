@@ -6,6 +6,8 @@
 #     enter(args, kwargs) -> state      in the calling thread, at entry
 #     leave(state, ret, exc)            in the calling thread, at exit
 #     observe_remove(h)
+#     enter.resume(state)               optional: 3.12+, a generator or coroutine
+#                                       resuming after a yield/await (trace)
 #
 # The observation is on the function's CODE, not on the attribute that
 # names it, so every reference is observed: a callback stored before the
@@ -39,10 +41,11 @@ _TOOL_PREFERENCE = (4, 3, 5, 2, 1, 0)   # the named ids (debugger 0, coverage 1,
 
 class _Obs(object):
     """One observation: a code object watched for one enter/leave pair."""
-    __slots__ = ("fn", "code", "enter", "leave", "owner", "label")
+    __slots__ = ("fn", "code", "enter", "leave", "owner", "label", "resume")
 
     def __init__(self, fn, code, enter, leave):
         self.fn, self.code, self.enter, self.leave = fn, code, enter, leave
+        self.resume = getattr(enter, "resume", None)
         self.owner = None   # 3.8-3.11: (holder, attribute) whose code we swapped
         self.label = getattr(code, "co_qualname", code.co_name)
 
@@ -131,6 +134,42 @@ def _mon_events():
     return E.PY_START | E.PY_RETURN
 
 
+# ---- 3.12+: resumes of a generator or coroutine, for observers that ask --------
+#
+# PY_RESUME (a local event) on the codes of generators and coroutines only,
+# and only while an observation of it has enter.resume (trace: its recorder
+# unhooks the thread at each yield and comes back here).
+
+_CO_SUSPENDS = _CO_GENERATOR | _CO_COROUTINE | _CO_ASYNC_GENERATOR
+
+
+def _mon_resume(code, offset):
+    sts = _mon_frames.get(_getframe(1))
+    if sts:
+        for o, st in sts:
+            if o.resume is not None:
+                try:
+                    o.resume(st)
+                except BaseException:
+                    pass
+
+
+def _mon_code_events(code):
+    """The local events code needs for the observations it has now."""
+    e = _mon_codes.get(code)
+    if code.co_flags & _CO_SUSPENDS and e and any(o.resume is not None for o in e[0]):
+        return _mon_events() | _sys.monitoring.events.PY_RESUME
+    return _mon_events()
+
+
+def _mon_code_events_update(code):
+    if code in _mon_codes:
+        try:
+            _sys.monitoring.set_local_events(_mon["tool"], code, _mon_code_events(code))
+        except BaseException:
+            pass
+
+
 def _mon_acquire():
     m = _sys.monitoring
     if _mon["tool"] is not None:
@@ -146,6 +185,7 @@ def _mon_acquire():
         m.register_callback(tid, E.PY_START, _mon_start)
         m.register_callback(tid, E.PY_RETURN, _mon_return)
         m.register_callback(tid, E.PY_UNWIND, _mon_unwind)
+        m.register_callback(tid, E.PY_RESUME, _mon_resume)
         # PY_UNWIND cannot be a local event (3.12, 3.13): it is set for the
         # whole process, so a frame of code we do not observe that ends by
         # an exception pays one dictionary look-up in _mon_unwind.
@@ -169,7 +209,7 @@ def _mon_release():
         m.set_events(tid, 0)
     except BaseException:
         pass
-    for ev in (E.PY_START, E.PY_RETURN, E.PY_UNWIND):
+    for ev in (E.PY_START, E.PY_RETURN, E.PY_UNWIND, E.PY_RESUME):
         try:
             m.register_callback(tid, ev, None)
         except BaseException:
@@ -195,6 +235,8 @@ def _mon_install(o):
     # Copy on write: a callback iterating the old entry is not disturbed.
     e = codes[o.code]
     codes[o.code] = (e[0] + (o,),) + e[1:]
+    if o.resume is not None:
+        _mon_code_events_update(o.code)
 
 
 def _mon_remove(o):
@@ -203,6 +245,8 @@ def _mon_remove(o):
     left = tuple(x for x in (e[0] if e else ()) if x is not o)
     if left:
         codes[o.code] = (left,) + e[1:]
+        if o.resume is not None:
+            _mon_code_events_update(o.code)
     elif e is not None:
         del codes[o.code]
         try:

@@ -9,12 +9,14 @@
 #include "inject/agent/trace.h"
 
 #include <frameobject.h>
+#include <opcode.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #define TRACE_STACK 256		/* frames followed; deeper ones are counted */
 #define TRACE_NODES 4000	/* distinct (callee, call site) per recorded call */
+#define TRACE_SUSPENDED 64	/* generator frames of ours suspended at once */
 #define REC_NAME "fp.trace.rec"
 #define SESSION_NAME "fp.trace.session"
 
@@ -33,11 +35,17 @@ struct tnode {
 
 struct tframe {
 	int node;		/* -1: not recorded (node cap) */
-	long long t0;
+	long long t0;		/* when it (last) started running */
+	long long ran;		/* ns it ran before it last resumed (generators) */
 	PyFrameObject *frame;	/* borrowed, alive while on the stack; NULL for C */
 };
 
-enum { REC_WAIT, REC_RUN, REC_DONE };
+/*
+ * REC_PAUSED: the entry is a generator or coroutine suspended at a yield or
+ * an await.  Its frame waits in susp[] until it resumes; the program's code
+ * that runs meanwhile is not ours.
+ */
+enum { REC_WAIT, REC_RUN, REC_PAUSED, REC_DONE };
 
 struct trec {
 	PyObject *self;		/* the capsule: the profile object */
@@ -48,6 +56,13 @@ struct trec {
 	int nnodes, cap;
 	struct tframe stack[TRACE_STACK];
 	int depth, extra, state;
+	/* Frames of ours suspended at a yield (susp[i].frame a strong
+	 * reference, so its address is not reused while it waits); the
+	 * entry's own frame is root. */
+	struct tframe susp[TRACE_SUSPENDED];
+	int nsusp;
+	PyFrameObject *root;	/* borrowed: the entry's frame, once seen */
+	PyThreadState *ts;	/* the thread hooked */
 	bool hooked;
 	long long dropped;	/* calls not recorded: node cap */
 	long long cost;		/* of the entry call, ns */
@@ -102,6 +117,40 @@ frame_back(PyFrameObject *f)	/* borrowed */
 #endif
 }
 
+/*
+ * Is the frame, whose return the hook sees, suspending at a yield or an
+ * await rather than ending?  The profile hook reports both as a return.
+ */
+static bool
+frame_yielding(PyFrameObject *f)
+{
+#if PY_VERSION_HEX >= 0x030b0000
+	PyCodeObject *c = PyFrame_GetCode(f);
+	PyObject *bytes;
+	int lasti = PyFrame_GetLasti(f);
+	bool y = false;
+
+#if PY_VERSION_HEX >= 0x030d0000
+	lasti -= 2;	/* 3.13 reports the yield with the next instruction current */
+#endif
+	/* The instruction it left at; PyCode_GetCode is the unspecialized
+	 * copy the interpreter caches. */
+	if (c->co_flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR) && lasti >= 0 &&
+	    (bytes = PyCode_GetCode(c)) != NULL) {
+		y = lasti < PyBytes_GET_SIZE(bytes) &&
+		    (unsigned char)PyBytes_AS_STRING(bytes)[lasti] == YIELD_VALUE;
+		Py_DECREF(bytes);
+	}
+	PyErr_Clear();
+	Py_DECREF(c);
+	return y;
+#elif PY_VERSION_HEX >= 0x030a0000
+	return f->f_state == FRAME_SUSPENDED;
+#else
+	return f->f_stacktop != NULL;	/* NULL while running and once returned */
+#endif
+}
+
 /* ---- recording (the observed thread) ---------------------------------------- */
 
 static int trace_event(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg);
@@ -113,6 +162,8 @@ rec_unhook(struct trec *r)
 	PyObject *self = r->self;
 
 	if (!r->hooked)
+		return;
+	if (ts != r->ts)	/* ended on another thread: that one unhooks at its next event */
 		return;
 	r->hooked = false;
 	if (ts->c_profilefunc == trace_event && ts->c_profileobj == self) {
@@ -179,8 +230,26 @@ rec_push(struct trec *r, const void *key, PyObject *callee, int lasti, PyFrameOb
 		r->dropped++;
 	r->stack[r->depth].node = node;
 	r->stack[r->depth].frame = frame;
+	r->stack[r->depth].ran = 0;
 	r->stack[r->depth].t0 = now_ns();
 	r->depth++;
+}
+
+/* The node's figures for one whole call that ran dt ns. */
+static void
+node_count(struct trec *r, int node, long long dt)
+{
+	struct tnode *n;
+
+	if (node < 0)
+		return;
+	n = &r->nodes[node];
+	n->count++;
+	n->total += dt;
+	if (n->min < 0 || dt < n->min)
+		n->min = dt;
+	if (dt > n->max)
+		n->max = dt;
 }
 
 static void
@@ -196,22 +265,78 @@ rec_pop(struct trec *r)
 	if (r->depth == 0)
 		return;
 	f = &r->stack[--r->depth];
-	dt = now_ns() - f->t0;
-	if (f->node >= 0) {
-		struct tnode *n = &r->nodes[f->node];
-
-		n->count++;
-		n->total += dt;
-		if (n->min < 0 || dt < n->min)
-			n->min = dt;
-		if (dt > n->max)
-			n->max = dt;
-	}
+	dt = now_ns() - f->t0 + f->ran;
+	node_count(r, f->node, dt);
 	if (r->depth == 0) {
 		r->cost = dt;
 		r->state = REC_DONE;
 		rec_unhook(r);	/* nothing after the entry returned is ours */
 	}
+}
+
+/*
+ * The frame on top, ours, suspends at a yield: it waits in susp[] with the
+ * time it ran so far, and resumes with rec_resume.  The entry's own frame
+ * suspending pauses the recorder; from 3.12 the thread is unhooked then
+ * (observe.py's PY_RESUME brings it back, see py_resume), before that the
+ * hook stays and only watches for the entry's frame resuming.  False when
+ * there is no room: the frame is then counted as a call that returned.
+ */
+static bool
+rec_suspend(struct trec *r)
+{
+	struct tframe *f = &r->stack[r->depth - 1];
+
+	if (r->nsusp == TRACE_SUSPENDED - (r->depth > 1))	/* room kept for the entry */
+		return false;
+	f->ran += now_ns() - f->t0;
+	Py_INCREF(f->frame);
+	r->susp[r->nsusp++] = *f;
+	if (--r->depth > 0)
+		return true;
+	r->state = REC_PAUSED;
+#if PY_VERSION_HEX >= 0x030c0000
+	rec_unhook(r);
+#endif
+	return true;
+}
+
+/* A suspended frame of ours resumes: back on the stack, running again. */
+static bool
+rec_resume(struct trec *r, PyFrameObject *frame)
+{
+	int i;
+
+	for (i = 0; i < r->nsusp && r->susp[i].frame != frame; i++)
+		;
+	if (i == r->nsusp || r->depth == TRACE_STACK)
+		return false;
+	r->stack[r->depth] = r->susp[i];
+	r->stack[r->depth].t0 = now_ns();
+	r->depth++;
+	r->susp[i] = r->susp[--r->nsusp];
+	Py_DECREF(frame);	/* running: its generator holds it */
+	r->state = REC_RUN;
+	return true;
+}
+
+/* The end: frames still suspended (the entry's, or generators it left
+ * unfinished) count as calls that ran for the time they ran. */
+static void
+rec_finish(struct trec *r)
+{
+	r->extra = 0;
+	while (r->depth > 0)
+		rec_pop(r);
+	while (r->nsusp > 0) {
+		struct tframe *f = &r->susp[--r->nsusp];
+
+		node_count(r, f->node, f->ran);
+		if (f->frame == r->root)
+			r->cost = f->ran;
+		Py_DECREF(f->frame);
+	}
+	r->state = REC_DONE;
 }
 
 /* A C callable's identity across calls: bound builtins are new objects each time. */
@@ -232,7 +357,7 @@ trace_event(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
 		PyErr_Clear();
 		return 0;
 	}
-	if (r->s->stopped) {
+	if (r->s->stopped || r->state == REC_DONE) {
 		rec_unhook(r);
 		return 0;
 	}
@@ -242,8 +367,16 @@ trace_event(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
 
 		if (r->state == REC_WAIT && code == r->entry) {
 			r->state = REC_RUN;
+			r->root = frame;
 			rec_push(r, code, code, -1, frame);
+		} else if (r->state == REC_PAUSED) {
+			if (frame == r->root)
+				rec_resume(r, frame);
 		} else if (r->state == REC_RUN) {
+			/* Resumed already by py_resume, or a generator of ours resuming. */
+			if (r->extra == 0 && (r->stack[r->depth - 1].frame == frame ||
+			    rec_resume(r, frame)))
+				break;
 			struct tframe *top = &r->stack[r->depth - 1];
 			int lasti = r->extra == 0 && top->frame != NULL ? frame_lasti(top->frame) : -1;
 
@@ -261,8 +394,12 @@ trace_event(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
 		/* Only what we pushed: when hooked from inside the entry (an
 		 * observer called at its start), the observer's own frames and
 		 * C calls return first, and they are not ours. */
-		if (r->state == REC_RUN && (r->extra > 0 ||
-		    r->stack[r->depth - 1].frame == (what == PyTrace_RETURN ? frame : NULL)))
+		if (r->state != REC_RUN)
+			break;
+		if (r->extra > 0)
+			rec_pop(r);
+		else if (r->stack[r->depth - 1].frame == (what == PyTrace_RETURN ? frame : NULL) &&
+		    !(what == PyTrace_RETURN && frame_yielding(frame) && rec_suspend(r)))
 			rec_pop(r);
 		break;
 	default:
@@ -281,6 +418,8 @@ rec_free(PyObject *cap)
 		return;
 	for (i = 0; i < r->nnodes; i++)
 		Py_DECREF(r->nodes[i].callee);
+	for (i = 0; i < r->nsusp; i++)
+		Py_DECREF(r->susp[i].frame);
 	free(r->nodes);
 	Py_XDECREF(r->session);
 	Py_XDECREF(r->entry);
@@ -356,9 +495,11 @@ py_begin(PyObject *self, PyObject *args)
 	Py_INCREF(code);
 	if ((in = running_entry(code)) != NULL) {
 		r->state = REC_RUN;
+		r->root = in;
 		rec_push(r, code, code, -1, in);
 	}
 	r->hooked = true;
+	r->ts = ts;
 	PyEval_SetProfile(trace_event, cap);
 	if (PyErr_Occurred()) {	/* an audit hook refused sys.setprofile */
 		PyErr_Clear();
@@ -379,15 +520,40 @@ py_end(PyObject *self, PyObject *cap)
 	if (r == NULL)
 		return NULL;
 	rec_unhook(r);
-	if (r->state == REC_RUN) {	/* cut short by a stop: close what is open */
-		r->extra = 0;
-		while (r->depth > 0)
-			rec_pop(r);
+	/* Cut short by a stop, or a generator's end seen here first: close
+	 * what is open. */
+	if (r->state == REC_RUN || r->state == REC_PAUSED)
+		rec_finish(r);
+	if (r->state != REC_DONE) {	/* never seen: nothing to record any more */
 		r->state = REC_DONE;
-	}
-	if (r->state != REC_DONE)
 		Py_RETURN_NONE;
+	}
 	return PyLong_FromLongLong(r->cost);
+}
+
+/* _fp_trace_resume(recorder): the entry, a generator or coroutine, resumes
+ * (3.12+: its PY_RESUME event, on the thread that resumes it). */
+static PyObject *
+py_resume(PyObject *self, PyObject *cap)
+{
+	struct trec *r = PyCapsule_GetPointer(cap, REC_NAME);
+	PyThreadState *ts = PyThreadState_Get();
+
+	(void)self;
+	if (r == NULL)
+		return NULL;
+	if (r->state != REC_PAUSED || r->hooked || r->s->stopped || ts->c_profilefunc != NULL)
+		Py_RETURN_NONE;
+	r->hooked = true;
+	r->ts = ts;
+	PyEval_SetProfile(trace_event, cap);
+	if (PyErr_Occurred()) {
+		PyErr_Clear();
+		r->hooked = false;
+		Py_RETURN_NONE;
+	}
+	rec_resume(r, r->root);
+	Py_RETURN_NONE;
 }
 
 /* _fp_trace_stop(session) */
@@ -408,6 +574,7 @@ static PyMethodDef trace_defs[] = {
 	{ "_fp_trace_begin", py_begin, METH_VARARGS, "hook this thread for one call" },
 	{ "_fp_trace_end", py_end, METH_O, "unhook; the call's cost" },
 	{ "_fp_trace_stop", py_stop, METH_O, "stop every recorder of a session" },
+	{ "_fp_trace_resume", py_resume, METH_O, "the traced generator resumes" },
 };
 
 bool

@@ -9,11 +9,20 @@
  * It must never be set on a thread that already has a profiler (a debugger,
  * cProfile) and never raises into the application.
  *
+ * A generator or coroutine gives one tree for its whole execution: at each
+ * yield or await of its frame the recorder pauses, keeping the open calls
+ * (frames suspended beneath it, asyncio.sleep's for one), and goes on when
+ * that frame resumes; the cost is the time it ran, not the time it waited.
+ * From 3.12 the thread is unhooked while it waits (observe.py's PY_RESUME
+ * calls _fp_trace_resume); before, the hook stays but records nothing
+ * until the frame resumes.
+ *
  * Python sees (in the helper's namespace, see tracehelper.py):
  *   _fp_trace_session(max_depth) -> session
  *   _fp_trace_begin(session, code) -> recorder or None (not traced)
  *   _fp_trace_end(recorder) -> cost of the call in ns, or None
  *   _fp_trace_stop(session)  every recorder of it unhooks at its next event
+ *   _fp_trace_resume(recorder)  its generator or coroutine resumes (3.12+)
  */
 #ifndef FP_AGENT_TRACE_H
 #define FP_AGENT_TRACE_H

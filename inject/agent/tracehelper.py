@@ -8,7 +8,7 @@
 #
 # C gives this namespace (inject/agent/trace.c):
 #   _fp_trace_session(max_depth), _fp_trace_begin(session, code),
-#   _fp_trace_end(recorder), _fp_trace_stop(session)
+#   _fp_trace_end(recorder), _fp_trace_stop(session), _fp_trace_resume(recorder)
 
 _TRACE_QUEUE = 32           # finished trees waiting for the worker; more are dropped
 
@@ -46,7 +46,7 @@ class _Trace(_Watch):
         code = fn.__code__
         q = self.queue
         session = self.session
-        begin, end = _fp_trace_begin, _fp_trace_end
+        begin, end, resume = _fp_trace_begin, _fp_trace_end, _fp_trace_resume
         ident = _get_ident
         w = self
 
@@ -65,6 +65,12 @@ class _Trace(_Watch):
                 q.append((label, st[1], cost, st[0], exc, ident()))
             else:
                 w.dropped += 1
+
+        def on_resume(st):
+            # 3.12+: a generator or coroutine resumes (observe.py).
+            if st is not None and st[0] is not None:
+                resume(st[0])
+        enter.resume = on_resume
         return enter, leave
 
 
