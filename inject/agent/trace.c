@@ -38,6 +38,7 @@ struct tframe {
 	long long t0;		/* when it (last) started running */
 	long long ran;		/* ns it ran before it last resumed (generators) */
 	PyFrameObject *frame;	/* borrowed, alive while on the stack; NULL for C */
+	bool suspends;		/* a generator's or coroutine's: its returns may be yields */
 };
 
 /*
@@ -125,7 +126,7 @@ static bool
 frame_yielding(PyFrameObject *f)
 {
 #if PY_VERSION_HEX >= 0x030b0000
-	PyCodeObject *c = PyFrame_GetCode(f);
+	PyCodeObject *c = PyFrame_GetCode(f);	/* a generator's: see tframe.suspends */
 	PyObject *bytes;
 	int lasti = PyFrame_GetLasti(f);
 	bool y = false;
@@ -135,8 +136,7 @@ frame_yielding(PyFrameObject *f)
 #endif
 	/* The instruction it left at; PyCode_GetCode is the unspecialized
 	 * copy the interpreter caches. */
-	if (c->co_flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR) && lasti >= 0 &&
-	    (bytes = PyCode_GetCode(c)) != NULL) {
+	if (lasti >= 0 && (bytes = PyCode_GetCode(c)) != NULL) {
 		y = lasti < PyBytes_GET_SIZE(bytes) &&
 		    (unsigned char)PyBytes_AS_STRING(bytes)[lasti] == YIELD_VALUE;
 		Py_DECREF(bytes);
@@ -231,6 +231,8 @@ rec_push(struct trec *r, const void *key, PyObject *callee, int lasti, PyFrameOb
 	r->stack[r->depth].node = node;
 	r->stack[r->depth].frame = frame;
 	r->stack[r->depth].ran = 0;
+	r->stack[r->depth].suspends = frame != NULL &&
+	    ((PyCodeObject *)callee)->co_flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR);
 	r->stack[r->depth].t0 = now_ns();
 	r->depth++;
 }
@@ -399,7 +401,7 @@ trace_event(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
 		if (r->extra > 0)
 			rec_pop(r);
 		else if (r->stack[r->depth - 1].frame == (what == PyTrace_RETURN ? frame : NULL) &&
-		    !(what == PyTrace_RETURN && frame_yielding(frame) && rec_suspend(r)))
+		    !(r->stack[r->depth - 1].suspends && frame_yielding(frame) && rec_suspend(r)))
 			rec_pop(r);
 		break;
 	default:
