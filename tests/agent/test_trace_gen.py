@@ -61,6 +61,8 @@ def test_trace_generator_whole_execution(profiler, target):
         # The consumer slept 3 x 100 ms between items: not the generator's time.
         assert float(re.search(r"cost=([\d.]+) ms$", head).group(1)) < 300, head
     assert py(profiler, pid, "STATE['gen_wrong']") == "0"
+    # 3.12+: no hook on the consumer's thread between two items.
+    assert py(profiler, pid, "STATE['hooked_between']") == "0"
     assert_clean(profiler, pid, "STATE['gen_loops']")
 
 
