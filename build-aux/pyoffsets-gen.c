@@ -375,6 +375,13 @@ main(int argc, char **argv)
 #else
 	none("code_framesize");
 #endif
+#if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030C0000	/* 3.11's frame size: from these */
+	field("code_nlocalsplus", OFF(PyCodeObject, co_nlocalsplus));
+	field("code_stacksize", OFF(PyCodeObject, co_stacksize));
+#else
+	none("code_nlocalsplus");
+	none("code_stacksize");
+#endif
 #if PY_VERSION_HEX >= 0x030A0000
 	field("code_linetable", OFF(PyCodeObject, co_linetable));
 #else

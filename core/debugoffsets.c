@@ -376,6 +376,8 @@ dbg_defaults(struct py_offsets *o, uint32_t hex, const char *version,
 	/* pyframes' check that a callee sits where its caller's frame ends. */
 	o->tstate_datastack_top = hdr ? hdr->tstate_datastack_top : PYOFF_NONE;
 	o->code_framesize = hdr ? hdr->code_framesize : PYOFF_NONE;
+	o->code_nlocalsplus = PYOFF_NONE;	/* 3.11 only */
+	o->code_stacksize = PYOFF_NONE;
 	/* 3.13's shim frames are told by their code's flags (3.14+: by their owner). */
 	o->code_flags = hdr ? hdr->code_flags : PYOFF_NONE;
 	o->frame_state = PYOFF_NONE;

@@ -235,6 +235,16 @@ get_code(struct py_reader *r, uint64_t addr)
 	if (o->code_framesize != PYOFF_NONE && (size_t)o->code_framesize + 4 <= csize)
 		c->framesize = mem_field_i32(buf, o->code_framesize);
 	/*
+	 * 3.11 pushes co_nlocalsplus + co_stacksize + FRAME_SPECIALS_SIZE
+	 * pointers (_PyFrame_PushUnchecked), the specials being the frame's
+	 * own fields before localsplus[1]: what 3.12 stores as co_framesize.
+	 */
+	if (o->code_nlocalsplus != PYOFF_NONE && o->code_stacksize != PYOFF_NONE &&
+	    (size_t)o->code_nlocalsplus + 4 <= csize && (size_t)o->code_stacksize + 4 <= csize &&
+	    o->frame_size > 8)
+		c->framesize = mem_field_i32(buf, o->code_nlocalsplus) +
+		    mem_field_i32(buf, o->code_stacksize) + (int)((o->frame_size - 1) / 8);
+	/*
 	 * 3.13 calls a class's Python __init__ through a trampoline frame
 	 * (CALL_ALLOC_AND_ENTER_INIT: _Py_InitCleanup, "__init__" line 0) that
 	 * its own tracebacks never show; it alone carries this flag.  3.14+
@@ -652,25 +662,32 @@ struct dstack {
 };
 
 /*
- * 3.12–3.13: a frame of the data stack whose callee, also on the data
+ * 3.11–3.13: a frame of the data stack whose callee, also on the data
  * stack, links to it directly was that callee's caller only if the
  * callee sits right above it: a call pushes its frame at the top, and the
- * caller's frame ends there (co_framesize).  A callee elsewhere was read
- * before the thread returned below it, and the slot its link points at
- * now holds another call -- one from another caller (asyncio.sleep,
- * called from a coroutine, where the event loop's call_soon was).  Checked
- * where both frames lie in the chunk the walk began in, below its top.
+ * caller's frame ends there (co_framesize; 3.11 computes the same from
+ * its code).  A callee elsewhere -- below its caller, or above where the
+ * caller ends -- was read before the thread returned below it, and the
+ * slot its link points at now holds another call: one from another
+ * caller (asyncio.sleep, called from a coroutine, where the event loop's
+ * call_soon was).  Checked where both frames lie in the chunk the walk
+ * began in, below its top then.
  */
 static bool
 slot_holds_other_call(const struct py_reader *r, const struct dstack *ds,
     uint64_t frame, const struct code_info *c, uint64_t callee)
 {
 	const struct py_offsets *o = &r->rt->off;
+	uint64_t data;
 
-	if (callee == 0 || c->framesize <= 0 || ds->top == 0 || o->chunk_data == PYOFF_NONE ||
-	    frame < ds->chunk + (uint64_t)o->chunk_data || frame >= callee || callee >= ds->top)
+	if (callee == 0 || ds->top == 0 || o->chunk_data == PYOFF_NONE)
 		return false;
-	return callee != frame + (uint64_t)c->framesize * 8;
+	data = ds->chunk + (uint64_t)o->chunk_data;
+	if (frame < data || callee < data || frame >= ds->top || callee >= ds->top)
+		return false;
+	if (frame >= callee)
+		return true;
+	return c->framesize > 0 && callee != frame + (uint64_t)c->framesize * 8;
 }
 
 /* 3.11+: _PyInterpreterFrames, several per C evaluation call. */

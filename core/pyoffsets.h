@@ -156,6 +156,8 @@ struct py_offsets {
 	int64_t code_linetable;		/* co_lnotab (3.8–3.9), co_linetable */
 	int64_t code_code_adaptive;	/* 3.11+ */
 	int64_t code_framesize;		/* 3.12–3.13 (int, in pointers) */
+	int64_t code_nlocalsplus;	/* 3.11 (int): its frame size is computed from these */
+	int64_t code_stacksize;		/* 3.11 (int) */
 	int64_t code_flags;		/* co_flags (int): 3.13's shim code is CO_NO_MONITORING_EVENTS */
 
 	/* PyObject, PyTypeObject, PyBytesObject, PyUnicodeObject */

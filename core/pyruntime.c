@@ -461,6 +461,7 @@ pyruntime_dump_offsets(const struct py_offsets *o, FILE *out, const char *prefix
 	I64(frame_state); I64(frame_state_running); I64(frame_state_unwinding);
 	I64(code_size); I64(code_filename); I64(code_name); I64(code_qualname);
 	I64(code_firstlineno); I64(code_linetable); I64(code_code_adaptive); I64(code_framesize); I64(code_flags);
+	I64(code_nlocalsplus); I64(code_stacksize);
 	I64(object_type); I64(type_name); I64(bytes_size); I64(bytes_sval);
 	I64(unicode_length); I64(unicode_state); I64(unicode_ascii_size);
 	I64(unicode_compact_size);
