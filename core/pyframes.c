@@ -662,14 +662,17 @@ struct dstack {
 };
 
 /*
- * 3.11–3.13: a frame of the data stack whose callee, also on the data
- * stack, links to it directly was that callee's caller only if the
- * callee sits right above it: a call pushes its frame at the top, and the
- * caller's frame ends there (co_framesize; 3.11 computes the same from
- * its code).  A callee elsewhere -- below its caller, or above where the
- * caller ends -- was read before the thread returned below it, and the
- * slot its link points at now holds another call: one from another
- * caller (asyncio.sleep, called from a coroutine, where the event loop's
+ * 3.11–3.13: `callee` is the frame of the data stack read just before
+ * `frame`, also of the data stack, with at most generator frames (in
+ * their generators) and entry shims (on the C stack) between them on the
+ * chain.  It was pushed while `frame` was the data stack's top frame (a
+ * generator runs on behalf of the frame that resumed it, and pushes its
+ * own calls on the data stack), so it sits right where `frame` ends
+ * (co_framesize; 3.11 computes the same from its code).  A callee
+ * elsewhere -- below its caller, or above where the caller ends -- was
+ * read before the thread returned below it, and the slot its chain
+ * points at now holds another call: one from another caller
+ * (asyncio.sleep, called from a coroutine, where the event loop's
  * call_soon was).  Checked where both frames lie in the chunk the walk
  * began in, below its top then.
  */
@@ -744,7 +747,6 @@ read_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
 			 */
 			if (t->nframes > 0)
 				t->frames[t->nframes - 1].entry = true;
-			callee = 0;
 			frame = mem_field_u64(buf, o->frame_back);
 			continue;
 		}
@@ -770,7 +772,8 @@ read_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
 		if (r->check && owner == o->frame_owned_by_thread &&
 		    slot_holds_other_call(r, ds, frame, c, callee))
 			return walk_torn(w, "a frame's slot holds another call than its callee's caller", frame);
-		callee = owner == o->frame_owned_by_thread ? frame : 0;
+		if (owner == o->frame_owned_by_thread)
+			callee = frame;
 		if (c->shim) {	/* checked as a callee above, never shown */
 			frame = mem_field_u64(buf, o->frame_back);
 			continue;
