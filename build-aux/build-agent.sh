@@ -41,6 +41,7 @@ $cc -std=gnu11 -shared -fPIC -fvisibility=hidden -Wno-deprecated-declarations \
 	"$src/inject/agent/mem.c" "$src/inject/agent/memscan.c" \
 	"$src/inject/agent/torch.c" \
 	"$src/inject/agent/trace.c" \
+	"$src/inject/agent/monfast.c" \
 	-Wl,--version-script="$src/inject/agent/agent.map" \
 	-Wl,-rpath,'$ORIGIN' -pthread $libs
 mv "$out.tmp" "$out"

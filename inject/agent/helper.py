@@ -475,6 +475,9 @@ def _make_hooks(w, label, bound):
                           _get_ident()))
             else:
                 w.dropped += 1
+        # What observe.py's C callbacks (3.12+, monfast.c) need to do all of
+        # the above themselves, appending the same tuple.
+        leave._fp_fast = (q, q.append, MAXQ, label, bound, w)
         return enter, leave
 
     def enter(args, kwargs):

@@ -41,13 +41,17 @@ _TOOL_PREFERENCE = (4, 3, 5, 2, 1, 0)   # the named ids (debugger 0, coverage 1,
 
 class _Obs(object):
     """One observation: a code object watched for one enter/leave pair."""
-    __slots__ = ("fn", "code", "enter", "leave", "owner", "label", "resume")
+    __slots__ = ("fn", "code", "enter", "leave", "owner", "label", "resume", "fast")
 
     def __init__(self, fn, code, enter, leave):
         self.fn, self.code, self.enter, self.leave = fn, code, enter, leave
         self.resume = getattr(enter, "resume", None)
         self.owner = None   # 3.8-3.11: (holder, attribute) whose code we swapped
         self.label = getattr(code, "co_qualname", code.co_name)
+        # 3.12+ with the agent's C callbacks (monfast.c): what they need to
+        # do enter/leave's work themselves, when leave says it is watch's
+        # common case (helper.py's _make_hooks).
+        self.fast = getattr(leave, "_fp_fast", None) if _MON_C else None
 
 
 def _nested_code(code, name):
@@ -61,7 +65,10 @@ def _nested_code(code, name):
 
 # ---- 3.12+: sys.monitoring local events --------------------------------------
 
-_mon = {"tool": None, "codes": {}, "frames": {}}
+_mon = {"tool": None, "codes": {}, "frames": {}, "cframes": {}}
+# The agent's C callbacks (monfast.c): absent before 3.12 and when this
+# file runs outside the agent (tests/bench/observe_cost.py).
+_MON_C = _USE_MONITORING and "_fp_mon_start" in globals()
 
 
 def _param_names(code):
@@ -79,8 +86,9 @@ def _param_names(code):
 
 
 # The hot path binds what it uses once: the tables are never replaced.
-_mon_codes = _mon["codes"]     # code -> (observations, *_param_names(code))
+_mon_codes = _mon["codes"]     # code -> (observations, *_param_names(code), fast)
 _mon_frames = _mon["frames"]   # frame -> [(observation, state)]
+_mon_cframes = _mon["cframes"]   # frame -> (fast, args, kwargs, t0): monfast.c's
 _mon_code_get = _mon_codes.get
 _getframe = _sys._getframe
 
@@ -90,7 +98,7 @@ def _mon_start(code, offset):
     if e is None:
         return
     f = _getframe(1)
-    obs, pos, kwo, star, dstar = e
+    obs, pos, kwo, star, dstar, _ = e
     try:
         loc = f.f_locals
         args = tuple([loc[x] for x in pos])
@@ -182,9 +190,16 @@ def _mon_acquire():
         except ValueError:
             continue
         E = m.events
-        m.register_callback(tid, E.PY_START, _mon_start)
-        m.register_callback(tid, E.PY_RETURN, _mon_return)
-        m.register_callback(tid, E.PY_UNWIND, _mon_unwind)
+        if _MON_C:   # C first; they call the Python ones for what they do not do
+            _fp_mon_setup(_mon_codes, _mon_frames, _mon_cframes,
+                          _mon_start, _mon_return, _mon_unwind)
+            m.register_callback(tid, E.PY_START, _fp_mon_start)
+            m.register_callback(tid, E.PY_RETURN, _fp_mon_return)
+            m.register_callback(tid, E.PY_UNWIND, _fp_mon_unwind)
+        else:
+            m.register_callback(tid, E.PY_START, _mon_start)
+            m.register_callback(tid, E.PY_RETURN, _mon_return)
+            m.register_callback(tid, E.PY_UNWIND, _mon_unwind)
         m.register_callback(tid, E.PY_RESUME, _mon_resume)
         # PY_UNWIND cannot be a local event (3.12, 3.13): it is set for the
         # whole process, so a frame of code we do not observe that ends by
@@ -220,6 +235,7 @@ def _mon_release():
         pass
     _mon["tool"] = None
     _mon["frames"].clear()
+    _mon["cframes"].clear()
 
 
 def _mon_install(o):
@@ -231,12 +247,19 @@ def _mon_install(o):
         except BaseException as e:
             _mon_release()
             raise WatchError("cannot observe %s: %s" % (o.label, e))
-        codes[o.code] = ((),) + _param_names(o.code)
+        codes[o.code] = _mon_entry((), _param_names(o.code))
     # Copy on write: a callback iterating the old entry is not disturbed.
     e = codes[o.code]
-    codes[o.code] = (e[0] + (o,),) + e[1:]
+    codes[o.code] = _mon_entry(e[0] + (o,), e[1:5])
     if o.resume is not None:
         _mon_code_events_update(o.code)
+
+
+def _mon_entry(obs, params):
+    """A code's entry: the C callbacks do the work themselves when its one
+    observation is watch's common case; the Python ones otherwise."""
+    fast = obs[0].fast if len(obs) == 1 else None
+    return (obs,) + tuple(params) + (fast,)
 
 
 def _mon_remove(o):
@@ -244,7 +267,7 @@ def _mon_remove(o):
     e = codes.get(o.code)
     left = tuple(x for x in (e[0] if e else ()) if x is not o)
     if left:
-        codes[o.code] = (left,) + e[1:]
+        codes[o.code] = _mon_entry(left, e[1:5])
         if o.resume is not None:
             _mon_code_events_update(o.code)
     elif e is not None:
@@ -260,6 +283,10 @@ def _mon_remove(o):
             frames[f] = sts
         else:
             frames.pop(f, None)
+    if o.fast is not None:
+        cf = _mon_cframes
+        for f in [f for f, st in list(cf.items()) if st[0] is o.fast]:
+            cf.pop(f, None)
     _mon_release()
 
 
@@ -486,7 +513,8 @@ def observe_status():
     """What is observed now, for tests and `reset`: tool id, code count."""
     if _USE_MONITORING:
         return {"mechanism": "sys.monitoring", "tool_id": _mon["tool"],
-                "codes": len(_mon["codes"]), "in_flight": len(_mon["frames"])}
+                "codes": len(_mon["codes"]),
+                "in_flight": len(_mon["frames"]) + len(_mon["cframes"])}
     return {"mechanism": "__code__ swap", "tool_id": None, "codes": len(_tr), "in_flight": 0}
 
 

@@ -1,0 +1,286 @@
+/*
+ * monfast — watch's sys.monitoring callbacks in C (see monfast.h).
+ *
+ * observe.py's tables, as this file reads them:
+ *   codes    code -> (observations, positional names, keyword-only names,
+ *            *name or None, **name or None, fast or None)
+ *            fast = (queue, queue.append, max queued, label, bound, watch):
+ *            the entry's one observation is watch's common case, handled
+ *            here (helper.py's _make_hooks gives it, as leave._fp_fast)
+ *   frames   frame -> [(observation, state)]: calls the Python callbacks
+ *            started
+ *   cframes  frame -> (fast, args, kwargs, t0): calls started here
+ * A call started here ends here even if its code has become a Python
+ * case meanwhile (a second watch of the same function), and the other
+ * way round, because both tables are looked at on every exit.
+ *
+ * Version notes: PyFrame_GetVar is public since 3.12, as is sys.monitoring;
+ * before 3.12 nothing is exported and observe.py swaps __code__ instead.
+ */
+#include "config.h"
+
+#include "inject/agent/monfast.h"
+
+#include <time.h>
+
+#if PY_VERSION_HEX >= 0x030C0000
+
+static PyObject *codes, *frames, *cframes;	/* observe.py's tables */
+static PyObject *py_start, *py_return, *py_unwind;	/* its Python callbacks */
+static PyObject *dropped_name;
+
+/* time.monotonic_ns(): the clock helper.py's _ns() reads. */
+static long long
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Call a Python callback with our own arguments; what it raises is dropped. */
+static void
+fallback(PyObject *fn, PyObject *const *args, Py_ssize_t nargs)
+{
+	PyObject *r = PyObject_Vectorcall(fn, args, (size_t)nargs, NULL);
+
+	if (r == NULL)
+		PyErr_Clear();
+	Py_XDECREF(r);
+}
+
+/*
+ * (args, kwargs) as observe.py's _mon_start builds them from f_locals:
+ * args the positional parameters then any *args, kwargs the keyword-only
+ * parameters then any **kwargs.  false with a Python error.
+ */
+static bool
+read_args(PyFrameObject *f, PyObject *e, PyObject **args, PyObject **kwargs)
+{
+	PyObject *pos = PyTuple_GET_ITEM(e, 1), *kwo = PyTuple_GET_ITEM(e, 2);
+	PyObject *star = PyTuple_GET_ITEM(e, 3), *dstar = PyTuple_GET_ITEM(e, 4);
+	PyObject *extra = NULL, *v;
+	Py_ssize_t n = PyTuple_GET_SIZE(pos), i;
+
+	*args = *kwargs = NULL;
+	if (star != Py_None) {
+		if ((v = PyFrame_GetVar(f, star)) == NULL)
+			return false;
+		extra = PySequence_Tuple(v);	/* a tuple already: a new reference */
+		Py_DECREF(v);
+		if (extra == NULL)
+			return false;
+	}
+	*args = PyTuple_New(n + (extra != NULL ? PyTuple_GET_SIZE(extra) : 0));
+	for (i = 0; *args != NULL && i < n; i++) {
+		if ((v = PyFrame_GetVar(f, PyTuple_GET_ITEM(pos, i))) == NULL)
+			goto fail;
+		PyTuple_SET_ITEM(*args, i, v);
+	}
+	for (i = 0; *args != NULL && extra != NULL && i < PyTuple_GET_SIZE(extra); i++)
+		PyTuple_SET_ITEM(*args, n + i, Py_NewRef(PyTuple_GET_ITEM(extra, i)));
+	if (*args == NULL || (*kwargs = PyDict_New()) == NULL)
+		goto fail;
+	for (i = 0; i < PyTuple_GET_SIZE(kwo); i++) {
+		PyObject *k = PyTuple_GET_ITEM(kwo, i);
+
+		if ((v = PyFrame_GetVar(f, k)) == NULL || PyDict_SetItem(*kwargs, k, v) != 0) {
+			Py_XDECREF(v);
+			goto fail;
+		}
+		Py_DECREF(v);
+	}
+	if (dstar != Py_None) {
+		if ((v = PyFrame_GetVar(f, dstar)) == NULL || PyDict_Update(*kwargs, v) != 0) {
+			Py_XDECREF(v);
+			goto fail;
+		}
+		Py_DECREF(v);
+	}
+	Py_XDECREF(extra);
+	return true;
+fail:
+	Py_XDECREF(extra);
+	Py_CLEAR(*args);
+	Py_CLEAR(*kwargs);
+	return false;
+}
+
+/* PY_START(code, offset) */
+static PyObject *
+mon_start(PyObject *self, PyObject *const *argv, Py_ssize_t nargs)
+{
+	PyObject *e, *fast, *args, *kwargs, *t0, *st;
+	PyFrameObject *f;
+
+	(void)self;
+	if (nargs < 1 || (e = PyDict_GetItemWithError(codes, argv[0])) == NULL) {
+		PyErr_Clear();
+		Py_RETURN_NONE;
+	}
+	fast = PyTuple_GET_ITEM(e, 5);
+	if (fast == Py_None) {
+		fallback(py_start, argv, nargs);
+		Py_RETURN_NONE;
+	}
+	Py_INCREF(e);	/* ours while we read it, whatever happens to the table */
+	if ((f = PyEval_GetFrame()) == NULL || !read_args(f, e, &args, &kwargs)) {
+		Py_DECREF(e);
+		PyErr_Clear();
+		Py_RETURN_NONE;
+	}
+	t0 = PyLong_FromLongLong(now_ns());
+	st = t0 != NULL ? PyTuple_Pack(4, fast, args, kwargs, t0) : NULL;
+	if (st == NULL || PyDict_SetItem(cframes, (PyObject *)f, st) != 0)
+		PyErr_Clear();
+	Py_XDECREF(st);
+	Py_XDECREF(t0);
+	Py_DECREF(args);
+	Py_DECREF(kwargs);
+	Py_DECREF(e);
+	Py_RETURN_NONE;
+}
+
+/* w.dropped += 1 */
+static void
+count_drop(PyObject *w)
+{
+	PyObject *n = PyObject_GetAttr(w, dropped_name), *one = PyLong_FromLong(1), *m = NULL;
+
+	if (n != NULL && one != NULL && (m = PyNumber_Add(n, one)) != NULL)
+		PyObject_SetAttr(w, dropped_name, m);
+	Py_XDECREF(n);
+	Py_XDECREF(one);
+	Py_XDECREF(m);
+	PyErr_Clear();
+}
+
+/* The record of a call started here: helper.py's _make_hooks layout,
+ * (label, bound, t0, cost, args, kwargs, ret, exc, stack, thread ident). */
+static void
+put_record(PyObject *st, PyObject *ret, PyObject *exc)
+{
+	PyObject *fast = PyTuple_GET_ITEM(st, 0), *t0 = PyTuple_GET_ITEM(st, 3);
+	PyObject *q = PyTuple_GET_ITEM(fast, 0), *append = PyTuple_GET_ITEM(fast, 1);
+	PyObject *cost, *ident, *rec, *r;
+	long long end = now_ns();
+	Py_ssize_t len = PyObject_Length(q), max = PyLong_AsSsize_t(PyTuple_GET_ITEM(fast, 2));
+
+	if (len < 0 || max < 0 || len >= max) {
+		PyErr_Clear();
+		count_drop(PyTuple_GET_ITEM(fast, 5));
+		return;
+	}
+	cost = PyLong_FromLongLong(end - PyLong_AsLongLong(t0));
+	ident = PyLong_FromUnsignedLong(PyThread_get_thread_ident());
+	rec = cost != NULL && ident != NULL ?
+	    PyTuple_Pack(10, PyTuple_GET_ITEM(fast, 3), PyTuple_GET_ITEM(fast, 4), t0, cost,
+		PyTuple_GET_ITEM(st, 1), PyTuple_GET_ITEM(st, 2), ret, exc, Py_None, ident) : NULL;
+	r = rec != NULL ? PyObject_CallOneArg(append, rec) : NULL;
+	if (r == NULL)
+		PyErr_Clear();
+	Py_XDECREF(r);
+	Py_XDECREF(rec);
+	Py_XDECREF(ident);
+	Py_XDECREF(cost);
+}
+
+/* The end of an observed call, by a return (exc NULL) or an exception. */
+static void
+leave(PyObject *ret, PyObject *exc, PyObject *fn, PyObject *const *argv, Py_ssize_t nargs)
+{
+	PyFrameObject *f;
+	PyObject *st;
+
+	if (PyDict_GET_SIZE(cframes) > 0 && (f = PyEval_GetFrame()) != NULL &&
+	    (st = PyDict_GetItemWithError(cframes, (PyObject *)f)) != NULL) {
+		Py_INCREF(st);
+		if (PyDict_DelItem(cframes, (PyObject *)f) == 0)
+			put_record(st, ret, exc);
+		Py_DECREF(st);
+	}
+	PyErr_Clear();
+	if (PyDict_GET_SIZE(frames) > 0)
+		fallback(fn, argv, nargs);
+}
+
+/* PY_RETURN(code, offset, retval): a local event, for observed codes only */
+static PyObject *
+mon_return(PyObject *self, PyObject *const *argv, Py_ssize_t nargs)
+{
+	(void)self;
+	if (nargs == 3)
+		leave(argv[2], Py_None, py_return, argv, nargs);
+	Py_RETURN_NONE;
+}
+
+/* PY_UNWIND(code, offset, exception): process-wide, so most calls are
+ * frames of code nobody observes, and leave at the first look-up. */
+static PyObject *
+mon_unwind(PyObject *self, PyObject *const *argv, Py_ssize_t nargs)
+{
+	(void)self;
+	if (nargs != 3 || PyDict_GetItemWithError(codes, argv[0]) == NULL) {
+		PyErr_Clear();
+		Py_RETURN_NONE;
+	}
+	leave(Py_None, argv[2], py_unwind, argv, nargs);
+	Py_RETURN_NONE;
+}
+
+static PyObject *
+mon_setup(PyObject *self, PyObject *args)
+{
+	PyObject *t[6];
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O!O!O!OOO", &PyDict_Type, &t[0], &PyDict_Type, &t[1],
+	    &PyDict_Type, &t[2], &t[3], &t[4], &t[5]))
+		return NULL;
+	if (dropped_name == NULL && (dropped_name = PyUnicode_InternFromString("dropped")) == NULL)
+		return NULL;
+	/* Kept for the life of the process, as the helper's namespace is. */
+	Py_XSETREF(codes, Py_NewRef(t[0]));
+	Py_XSETREF(frames, Py_NewRef(t[1]));
+	Py_XSETREF(cframes, Py_NewRef(t[2]));
+	Py_XSETREF(py_start, Py_NewRef(t[3]));
+	Py_XSETREF(py_return, Py_NewRef(t[4]));
+	Py_XSETREF(py_unwind, Py_NewRef(t[5]));
+	Py_RETURN_NONE;
+}
+
+static PyMethodDef monfast_defs[] = {
+	{ "_fp_mon_setup", mon_setup, METH_VARARGS, "observe.py's tables and callbacks" },
+	{ "_fp_mon_start", (PyCFunction)(void (*)(void))mon_start, METH_FASTCALL, "PY_START" },
+	{ "_fp_mon_return", (PyCFunction)(void (*)(void))mon_return, METH_FASTCALL, "PY_RETURN" },
+	{ "_fp_mon_unwind", (PyCFunction)(void (*)(void))mon_unwind, METH_FASTCALL, "PY_UNWIND" },
+};
+
+bool
+agent_monfast_export(PyObject *ns)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof monfast_defs / sizeof monfast_defs[0]; i++) {
+		PyObject *fn = PyCFunction_New(&monfast_defs[i], NULL);
+
+		if (fn == NULL || PyDict_SetItemString(ns, monfast_defs[i].ml_name, fn) != 0) {
+			Py_XDECREF(fn);
+			return false;
+		}
+		Py_DECREF(fn);
+	}
+	return true;
+}
+
+#else	/* before 3.12: observe.py swaps __code__, nothing to export */
+
+bool
+agent_monfast_export(PyObject *ns)
+{
+	(void)ns;
+	return true;
+}
+
+#endif

@@ -1,0 +1,94 @@
+"""watch's capture of every shape of call, on every configured interpreter:
+3.12+ takes the agent's C callbacks (inject/agent/monfast.c) for watch's
+common case, older versions the __code__ trampoline, and both must give
+the records the Python callbacks give: every kind of parameter, a
+parameter an inner function closes over, exceptions, recursion, the cost
+of a generator and a coroutine over their whole run, calls from two
+threads; and after the watch no tool id, no swapped code and nothing of a
+call still in flight is kept.  Target: tests/agent/targets/calls_target.py."""
+
+import math
+import os
+import re
+import signal
+
+import pytest
+
+from conftest import AGENT_TESTS
+from test_watch import ok, records, start_watch
+
+CALLS_TARGET = os.path.join(AGENT_TESTS, "targets", "calls_target.py")
+EXECUTE = 'execute "import __main__; print(__main__.%s())"'
+
+
+@pytest.fixture
+def target(python, launch):
+    return launch(CALLS_TARGET, python)
+
+
+def watch(profiler, pid, what):
+    return records(ok(profiler.cmd(pid, "watch __main__ " + what)))
+
+
+def cost_ms(rec):
+    return float(re.search(r"  cost=(\d+\.\d+) ms  ", rec["head"]).group(1))
+
+
+def test_watch_parameters_of_every_kind(profiler, target):
+    pid = target.pid
+    for r in watch(profiler, pid, "sig -n 3 --expr args,kwargs,return_obj"):
+        a = int(re.match(r"^\((\d+), 2, 3, 4\)$", r["args"]).group(1))
+        assert r["kwargs"] == "{'k': 6, 'kk': 5, 'z': 7}", r
+        assert r["return_obj"] == str(a + 2 + 2 + 6 + 5 + 1)
+    for r in watch(profiler, pid, "posonly -n 2 --expr args,kwargs,return_obj"):
+        x = int(re.match(r"^\((\d+), 10\)$", r["args"]).group(1))
+        assert r["kwargs"] == "{}" and r["return_obj"] == str(x + 10)
+    for r in watch(profiler, pid, "cell -n 2 --expr args,return_obj"):
+        assert r["args"] == "(%s,)" % r["return_obj"], r
+
+
+def test_watch_exceptions_and_recursion(profiler, target):
+    pid = target.pid
+    for r in watch(profiler, pid, "boom -n 2 --expr args,return_obj"):
+        n = re.match(r"^\((\d+),\)$", r["args"]).group(1)
+        assert r["head"].endswith("raised KeyError: %s" % n) and r["return_obj"] == "None"
+    # Each frame of a recursion pairs its own arguments with its own result.
+    recs = watch(profiler, pid, "fact -n 8 --expr args,return_obj")
+    assert len(recs) == 8
+    for r in recs:
+        n = int(re.match(r"^\((\d+),\)$", r["args"]).group(1))
+        assert r["return_obj"] == str(math.factorial(n)), r
+
+
+def test_watch_generator_and_coroutine_cost_their_whole_run(profiler, target):
+    """slow_gen sleeps 2 x 20 ms between its first and last resumption,
+    slow_coro awaits 30 ms: a cost measured at creation would be ~0."""
+    pid = target.pid
+    for r in watch(profiler, pid, "slow_gen -n 2 --expr args,return_obj"):
+        assert cost_ms(r) >= 40.0 and r["return_obj"] == "None", r
+    for r in watch(profiler, pid, "slow_coro -n 2 --expr args,return_obj"):
+        assert cost_ms(r) >= 30.0 and r["return_obj"] == "'coro-done'", r
+
+
+def test_watch_two_threads_in_lock_step(profiler, target):
+    """Threads a and b call tagged(who) in turn: consecutive records
+    alternate, each with its own argument as its result."""
+    recs = watch(profiler, target.pid, "tagged -n 6 --expr args,return_obj")
+    assert len(recs) == 6
+    for r in recs:
+        assert r["args"] == "(%s,)" % r["return_obj"], r
+    whos = [r["return_obj"] for r in recs]
+    assert set(whos) == {"'a'", "'b'"} and all(x != y for x, y in zip(whos, whos[1:])), whos
+
+
+def test_watch_keeps_nothing_of_a_call_in_flight(profiler, target):
+    """A call started while watched and still running when the watch ends
+    (a parked generator): once the program drops it, its argument is freed,
+    and neither a tool id nor a swapped code is left."""
+    pid = target.pid
+    proc = start_watch(pid, "watch __main__ parked -n 1000000")
+    ok(profiler.cmd(pid, EXECUTE % "park"))
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=10)
+    assert ok(profiler.cmd(pid, EXECUTE % "hooks_left")) == "[]\n"
+    assert ok(profiler.cmd(pid, EXECUTE % "release")) == "freed\n"
