@@ -2,14 +2,18 @@
  * monfast — watch's sys.monitoring callbacks in C (see monfast.h).
  *
  * observe.py's tables, as this file reads them:
- *   codes    code -> (observations, positional names, keyword-only names,
+ *   codes    code -> entry, also kept in the code object itself (a
+ *            code-extra slot, set by _fp_mon_bind), where PY_START and
+ *            PY_UNWIND look: a code's hash is computed anew at each
+ *            dictionary look-up, a cost every frame that raises would pay.
+ *            entry = (observations, positional names, keyword-only names,
  *            *name or None, **name or None, fast or None)
  *            fast = (queue, queue.append, max queued, label, bound, watch):
  *            the entry's one observation is watch's common case, handled
  *            here (helper.py's _make_hooks gives it, as leave._fp_fast)
  *   frames   frame -> [(observation, state)]: calls the Python callbacks
  *            started
- *   cframes  frame -> (fast, args, kwargs, t0): calls started here
+ *   cframes  frame -> record begun (see record_begin): calls started here
  * A call started here ends here even if its code has become a Python
  * case meanwhile (a second watch of the same function), and the other
  * way round, because both tables are looked at on every exit.
@@ -25,9 +29,30 @@
 
 #if PY_VERSION_HEX >= 0x030C0000
 
-static PyObject *codes, *frames, *cframes;	/* observe.py's tables */
+static PyObject *frames, *cframes;	/* observe.py's tables */
 static PyObject *py_start, *py_return, *py_unwind;	/* its Python callbacks */
 static PyObject *dropped_name;
+static Py_ssize_t extra_index = -1;	/* our code-extra slot: the code's entry */
+
+/* A code object that had an entry is freed. */
+static void
+extra_free(void *entry)
+{
+	Py_XDECREF((PyObject *)entry);
+}
+
+/* The entry of an observed code (borrowed), NULL for every other. */
+static PyObject *
+entry_of(PyObject *code)
+{
+	void *e = NULL;
+
+	if (PyUnstable_Code_GetExtra(code, extra_index, &e) != 0) {
+		PyErr_Clear();
+		return NULL;
+	}
+	return e;
+}
 
 /* time.monotonic_ns(): the clock helper.py's _ns() reads. */
 static long long
@@ -107,18 +132,45 @@ fail:
 	return false;
 }
 
+/*
+ * A call's record, begun at its start: helper.py's _make_hooks layout,
+ * (label, bound, t0, cost, args, kwargs, ret, exc, stack, thread ident),
+ * where stack holds the fast spec until the call ends (observe.py's
+ * _mon_remove finds a watch's calls in flight by it) and cost, ret, exc
+ * and the ident are None.  One tuple per call instead of a state and a
+ * record: the record is finished in place while only this file holds it.
+ */
+static PyObject *
+record_begin(PyObject *fast, PyObject *args, PyObject *kwargs)
+{
+	PyObject *rec = PyTuple_New(10), *t0 = PyLong_FromLongLong(now_ns());
+	PyObject *items[10] = {
+		PyTuple_GET_ITEM(fast, 3), PyTuple_GET_ITEM(fast, 4), t0, Py_None, args, kwargs,
+		Py_None, Py_None, fast, Py_None
+	};
+	int i;
+
+	if (rec == NULL || t0 == NULL) {
+		Py_XDECREF(rec);
+		Py_XDECREF(t0);
+		return NULL;
+	}
+	for (i = 0; i < 10; i++)
+		PyTuple_SET_ITEM(rec, i, Py_NewRef(items[i]));
+	Py_DECREF(t0);
+	return rec;
+}
+
 /* PY_START(code, offset) */
 static PyObject *
 mon_start(PyObject *self, PyObject *const *argv, Py_ssize_t nargs)
 {
-	PyObject *e, *fast, *args, *kwargs, *t0, *st;
+	PyObject *e, *fast, *args, *kwargs, *rec;
 	PyFrameObject *f;
 
 	(void)self;
-	if (nargs < 1 || (e = PyDict_GetItemWithError(codes, argv[0])) == NULL) {
-		PyErr_Clear();
+	if (nargs < 1 || (e = entry_of(argv[0])) == NULL)
 		Py_RETURN_NONE;
-	}
 	fast = PyTuple_GET_ITEM(e, 5);
 	if (fast == Py_None) {
 		fallback(py_start, argv, nargs);
@@ -130,12 +182,10 @@ mon_start(PyObject *self, PyObject *const *argv, Py_ssize_t nargs)
 		PyErr_Clear();
 		Py_RETURN_NONE;
 	}
-	t0 = PyLong_FromLongLong(now_ns());
-	st = t0 != NULL ? PyTuple_Pack(4, fast, args, kwargs, t0) : NULL;
-	if (st == NULL || PyDict_SetItem(cframes, (PyObject *)f, st) != 0)
+	rec = record_begin(fast, args, kwargs);
+	if (rec == NULL || PyDict_SetItem(cframes, (PyObject *)f, rec) != 0)
 		PyErr_Clear();
-	Py_XDECREF(st);
-	Py_XDECREF(t0);
+	Py_XDECREF(rec);
 	Py_DECREF(args);
 	Py_DECREF(kwargs);
 	Py_DECREF(e);
@@ -156,28 +206,47 @@ count_drop(PyObject *w)
 	PyErr_Clear();
 }
 
-/* The record of a call started here: helper.py's _make_hooks layout,
- * (label, bound, t0, cost, args, kwargs, ret, exc, stack, thread ident). */
 static void
-put_record(PyObject *st, PyObject *ret, PyObject *exc)
+record_set(PyObject *rec, Py_ssize_t i, PyObject *v)
 {
-	PyObject *fast = PyTuple_GET_ITEM(st, 0), *t0 = PyTuple_GET_ITEM(st, 3);
+	PyObject *old = PyTuple_GET_ITEM(rec, i);
+
+	PyTuple_SET_ITEM(rec, i, v);
+	Py_DECREF(old);
+}
+
+/* Finish rec (stolen), begun by record_begin, and queue it. */
+static void
+record_end(PyObject *rec, PyObject *ret, PyObject *exc)
+{
+	PyObject *fast = PyTuple_GET_ITEM(rec, 8);
 	PyObject *q = PyTuple_GET_ITEM(fast, 0), *append = PyTuple_GET_ITEM(fast, 1);
-	PyObject *cost, *ident, *rec, *r;
+	PyObject *cost, *ident, *r = NULL;
 	long long end = now_ns();
 	Py_ssize_t len = PyObject_Length(q), max = PyLong_AsSsize_t(PyTuple_GET_ITEM(fast, 2));
 
 	if (len < 0 || max < 0 || len >= max) {
 		PyErr_Clear();
 		count_drop(PyTuple_GET_ITEM(fast, 5));
+		Py_DECREF(rec);
 		return;
 	}
-	cost = PyLong_FromLongLong(end - PyLong_AsLongLong(t0));
+	/* Someone else sees it (_mon_remove listing the calls in flight): a copy. */
+	if (Py_REFCNT(rec) != 1)
+		Py_SETREF(rec, PyTuple_GetSlice(rec, 0, 10));
+	cost = PyLong_FromLongLong(end - PyLong_AsLongLong(PyTuple_GET_ITEM(rec, 2)));
 	ident = PyLong_FromUnsignedLong(PyThread_get_thread_ident());
-	rec = cost != NULL && ident != NULL ?
-	    PyTuple_Pack(10, PyTuple_GET_ITEM(fast, 3), PyTuple_GET_ITEM(fast, 4), t0, cost,
-		PyTuple_GET_ITEM(st, 1), PyTuple_GET_ITEM(st, 2), ret, exc, Py_None, ident) : NULL;
-	r = rec != NULL ? PyObject_CallOneArg(append, rec) : NULL;
+	if (rec != NULL && cost != NULL && ident != NULL) {
+		record_set(rec, 3, Py_NewRef(cost));
+		record_set(rec, 6, Py_NewRef(ret));
+		record_set(rec, 7, Py_NewRef(exc));
+		record_set(rec, 8, Py_NewRef(Py_None));
+		record_set(rec, 9, Py_NewRef(ident));
+		/* The collector may have untracked it while it held atoms only. */
+		if (!PyObject_GC_IsTracked(rec))
+			PyObject_GC_Track(rec);
+		r = PyObject_CallOneArg(append, rec);
+	}
 	if (r == NULL)
 		PyErr_Clear();
 	Py_XDECREF(r);
@@ -191,14 +260,15 @@ static void
 leave(PyObject *ret, PyObject *exc, PyObject *fn, PyObject *const *argv, Py_ssize_t nargs)
 {
 	PyFrameObject *f;
-	PyObject *st;
+	PyObject *rec;
 
 	if (PyDict_GET_SIZE(cframes) > 0 && (f = PyEval_GetFrame()) != NULL &&
-	    (st = PyDict_GetItemWithError(cframes, (PyObject *)f)) != NULL) {
-		Py_INCREF(st);
+	    (rec = PyDict_GetItemWithError(cframes, (PyObject *)f)) != NULL) {
+		Py_INCREF(rec);
 		if (PyDict_DelItem(cframes, (PyObject *)f) == 0)
-			put_record(st, ret, exc);
-		Py_DECREF(st);
+			record_end(rec, ret, exc);
+		else
+			Py_DECREF(rec);
 	}
 	PyErr_Clear();
 	if (PyDict_GET_SIZE(frames) > 0)
@@ -221,10 +291,8 @@ static PyObject *
 mon_unwind(PyObject *self, PyObject *const *argv, Py_ssize_t nargs)
 {
 	(void)self;
-	if (nargs != 3 || PyDict_GetItemWithError(codes, argv[0]) == NULL) {
-		PyErr_Clear();
+	if (nargs != 3 || entry_of(argv[0]) == NULL)
 		Py_RETURN_NONE;
-	}
 	leave(Py_None, argv[2], py_unwind, argv, nargs);
 	Py_RETURN_NONE;
 }
@@ -232,26 +300,54 @@ mon_unwind(PyObject *self, PyObject *const *argv, Py_ssize_t nargs)
 static PyObject *
 mon_setup(PyObject *self, PyObject *args)
 {
-	PyObject *t[6];
+	PyObject *t[5];
 
 	(void)self;
-	if (!PyArg_ParseTuple(args, "O!O!O!OOO", &PyDict_Type, &t[0], &PyDict_Type, &t[1],
-	    &PyDict_Type, &t[2], &t[3], &t[4], &t[5]))
+	if (!PyArg_ParseTuple(args, "O!O!OOO", &PyDict_Type, &t[0], &PyDict_Type, &t[1],
+	    &t[2], &t[3], &t[4]))
 		return NULL;
 	if (dropped_name == NULL && (dropped_name = PyUnicode_InternFromString("dropped")) == NULL)
 		return NULL;
+	if (extra_index < 0 && (extra_index = PyUnstable_Eval_RequestCodeExtraIndex(extra_free)) < 0) {
+		PyErr_Clear();
+		Py_RETURN_FALSE;	/* every slot taken: observe.py keeps its own callbacks */
+	}
 	/* Kept for the life of the process, as the helper's namespace is. */
-	Py_XSETREF(codes, Py_NewRef(t[0]));
-	Py_XSETREF(frames, Py_NewRef(t[1]));
-	Py_XSETREF(cframes, Py_NewRef(t[2]));
-	Py_XSETREF(py_start, Py_NewRef(t[3]));
-	Py_XSETREF(py_return, Py_NewRef(t[4]));
-	Py_XSETREF(py_unwind, Py_NewRef(t[5]));
+	Py_XSETREF(frames, Py_NewRef(t[0]));
+	Py_XSETREF(cframes, Py_NewRef(t[1]));
+	Py_XSETREF(py_start, Py_NewRef(t[2]));
+	Py_XSETREF(py_return, Py_NewRef(t[3]));
+	Py_XSETREF(py_unwind, Py_NewRef(t[4]));
+	Py_RETURN_TRUE;
+}
+
+/* _fp_mon_bind(code, entry or None): code's entry, where entry_of finds it */
+static PyObject *
+mon_bind(PyObject *self, PyObject *args)
+{
+	PyObject *code, *entry, *put;
+	void *old = NULL;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O!O", &PyCode_Type, &code, &entry))
+		return NULL;
+	if (extra_index < 0) {
+		PyErr_SetString(PyExc_RuntimeError, "_fp_mon_setup first");
+		return NULL;
+	}
+	put = entry == Py_None ? NULL : Py_NewRef(entry);
+	if (PyUnstable_Code_GetExtra(code, extra_index, &old) != 0 ||
+	    PyUnstable_Code_SetExtra(code, extra_index, put) != 0) {
+		Py_XDECREF(put);
+		return NULL;
+	}
+	Py_XDECREF((PyObject *)old);
 	Py_RETURN_NONE;
 }
 
 static PyMethodDef monfast_defs[] = {
 	{ "_fp_mon_setup", mon_setup, METH_VARARGS, "observe.py's tables and callbacks" },
+	{ "_fp_mon_bind", mon_bind, METH_VARARGS, "a code's entry, or None" },
 	{ "_fp_mon_start", (PyCFunction)(void (*)(void))mon_start, METH_FASTCALL, "PY_START" },
 	{ "_fp_mon_return", (PyCFunction)(void (*)(void))mon_return, METH_FASTCALL, "PY_RETURN" },
 	{ "_fp_mon_unwind", (PyCFunction)(void (*)(void))mon_unwind, METH_FASTCALL, "PY_UNWIND" },

@@ -12,8 +12,10 @@
  * its code.
  *
  * Python sees (in the helper's namespace, 3.12+ only):
- *   _fp_mon_setup(codes, frames, cframes, start, ret, unwind)
- *       observe.py's tables and its Python callbacks, once
+ *   _fp_mon_setup(frames, cframes, start, ret, unwind) -> bool
+ *       observe.py's tables and its Python callbacks; false when the
+ *       interpreter has no code-extra slot left (keep the Python ones)
+ *   _fp_mon_bind(code, entry or None)   codes[code] changed
  *   _fp_mon_start, _fp_mon_return, _fp_mon_unwind   the callbacks
  */
 #ifndef FP_AGENT_MONFAST_H

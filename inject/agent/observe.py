@@ -65,9 +65,8 @@ def _nested_code(code, name):
 
 # ---- 3.12+: sys.monitoring local events --------------------------------------
 
-_mon = {"tool": None, "codes": {}, "frames": {}, "cframes": {}}
-# The agent's C callbacks (monfast.c): absent before 3.12 and when this
-# file runs outside the agent (tests/bench/observe_cost.py).
+_mon = {"tool": None, "codes": {}, "frames": {}, "cframes": {}, "c": False}
+# The agent's C callbacks (monfast.c), which it exports on 3.12+ only.
 _MON_C = _USE_MONITORING and "_fp_mon_start" in globals()
 
 
@@ -88,7 +87,7 @@ def _param_names(code):
 # The hot path binds what it uses once: the tables are never replaced.
 _mon_codes = _mon["codes"]     # code -> (observations, *_param_names(code), fast)
 _mon_frames = _mon["frames"]   # frame -> [(observation, state)]
-_mon_cframes = _mon["cframes"]   # frame -> (fast, args, kwargs, t0): monfast.c's
+_mon_cframes = _mon["cframes"]   # frame -> record begun, [8] its fast: monfast.c's
 _mon_code_get = _mon_codes.get
 _getframe = _sys._getframe
 
@@ -190,9 +189,11 @@ def _mon_acquire():
         except ValueError:
             continue
         E = m.events
-        if _MON_C:   # C first; they call the Python ones for what they do not do
-            _fp_mon_setup(_mon_codes, _mon_frames, _mon_cframes,
-                          _mon_start, _mon_return, _mon_unwind)
+        # C first (they call the Python ones for what they do not do),
+        # unless the interpreter has no code-extra slot left for them.
+        _mon["c"] = _MON_C and _fp_mon_setup(_mon_frames, _mon_cframes,
+                                             _mon_start, _mon_return, _mon_unwind)
+        if _mon["c"]:
             m.register_callback(tid, E.PY_START, _fp_mon_start)
             m.register_callback(tid, E.PY_RETURN, _fp_mon_return)
             m.register_callback(tid, E.PY_UNWIND, _fp_mon_unwind)
@@ -240,17 +241,16 @@ def _mon_release():
 
 def _mon_install(o):
     tid = _mon_acquire()
-    codes = _mon_codes
-    if o.code not in codes:
+    e = _mon_codes.get(o.code)
+    if e is None:
         try:
             _sys.monitoring.set_local_events(tid, o.code, _mon_events())
         except BaseException as e:
             _mon_release()
             raise WatchError("cannot observe %s: %s" % (o.label, e))
-        codes[o.code] = _mon_entry((), _param_names(o.code))
+        e = ((),) + _param_names(o.code)
     # Copy on write: a callback iterating the old entry is not disturbed.
-    e = codes[o.code]
-    codes[o.code] = _mon_entry(e[0] + (o,), e[1:5])
+    _mon_set(o.code, _mon_entry(e[0] + (o,), e[1:5]))
     if o.resume is not None:
         _mon_code_events_update(o.code)
 
@@ -262,16 +262,28 @@ def _mon_entry(obs, params):
     return (obs,) + tuple(params) + (fast,)
 
 
+def _mon_set(code, entry):
+    """_mon_codes[code] = entry, or removed when entry is None; the C
+    callbacks find the entry in the code object itself (a code object's
+    hash is computed anew at every dictionary look-up)."""
+    if entry is None:
+        _mon_codes.pop(code, None)
+    else:
+        _mon_codes[code] = entry
+    if _mon["c"]:
+        _fp_mon_bind(code, entry)
+
+
 def _mon_remove(o):
     codes = _mon_codes
     e = codes.get(o.code)
     left = tuple(x for x in (e[0] if e else ()) if x is not o)
     if left:
-        codes[o.code] = _mon_entry(left, e[1:5])
+        _mon_set(o.code, _mon_entry(left, e[1:5]))
         if o.resume is not None:
             _mon_code_events_update(o.code)
     elif e is not None:
-        del codes[o.code]
+        _mon_set(o.code, None)
         try:
             _sys.monitoring.set_local_events(_mon["tool"], o.code, 0)
         except BaseException:
@@ -285,7 +297,7 @@ def _mon_remove(o):
             frames.pop(f, None)
     if o.fast is not None:
         cf = _mon_cframes
-        for f in [f for f, st in list(cf.items()) if st[0] is o.fast]:
+        for f in [f for f, rec in list(cf.items()) if rec[8] is o.fast]:
             cf.pop(f, None)
     _mon_release()
 

@@ -4,7 +4,9 @@ plain() (the same body, never watched) and of decorated() (the same body
 under a plain Python decorator capturing what watch captures: arguments,
 result, a monotonic time, into a bounded deque), and prints one line per
 round: "round N tiny NS plain NS decorated NS" (nanoseconds per call).
-The main thread parks in time.sleep (a safe point for the injector)."""
+The main thread parks in time.sleep (a safe point for the injector).
+PAUSE set (by observe_cost.py, run inside by `execute`) stops the rounds;
+IDLE says they stopped."""
 
 import sys
 import threading
@@ -13,6 +15,8 @@ import time
 from _capture import capture  # the plain decorator watch is compared with
 
 CALLS = 100000
+PAUSE = threading.Event()
+IDLE = threading.Event()
 
 
 def tiny(x):
@@ -39,6 +43,11 @@ def per_call(name):
 def measure():
     n = 0
     while True:
+        if PAUSE.is_set():
+            IDLE.set()
+            time.sleep(0.05)
+            continue
+        IDLE.clear()
         n += 1
         line = "round %d tiny %.1f plain %.1f decorated %.1f\n" % (
             n, per_call("tiny"), per_call("plain"), per_call("decorated"))
