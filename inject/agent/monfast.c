@@ -1,7 +1,7 @@
 /*
- * monfast — watch's sys.monitoring callbacks in C (see monfast.h).
+ * monfast — watch's hot path in C (see monfast.h).
  *
- * observe.py's tables, as this file reads them:
+ * 3.12+, observe.py's tables, as this file reads them:
  *   codes    code -> entry, also kept in the code object itself (a
  *            code-extra slot, set by _fp_mon_bind), where PY_START and
  *            PY_UNWIND look: a code's hash is computed anew at each
@@ -18,8 +18,11 @@
  * case meanwhile (a second watch of the same function), and the other
  * way round, because both tables are looked at on every exit.
  *
- * Version notes: PyFrame_GetVar is public since 3.12, as is sys.monitoring;
- * before 3.12 nothing is exported and observe.py swaps __code__ instead.
+ * 3.8-3.11: the entry of observe.py's _tr table (a list) gets a sixth
+ * item, the fast spec or None, which tr_call reads at every call.
+ *
+ * Version notes: PyFrame_GetVar, PyUnstable_Code_SetExtra and
+ * sys.monitoring are 3.12+; before, observe.py swaps __code__ instead.
  */
 #include "config.h"
 
@@ -27,11 +30,129 @@
 
 #include <time.h>
 
+/* Python 3.8-3.9 spellings of what this file uses. */
+#if PY_VERSION_HEX < 0x030A0000
+static inline PyObject *
+Py_NewRef(PyObject *o)
+{
+	Py_INCREF(o);
+	return o;
+}
+#endif
+#if PY_VERSION_HEX < 0x03090000
+#define PyObject_Vectorcall _PyObject_Vectorcall
+#define PyObject_CallOneArg(fn, arg) PyObject_CallFunctionObjArgs((fn), (arg), NULL)
+#define PyObject_GC_IsTracked(o) _PyObject_GC_IS_TRACKED(o)
+#endif
+
+static PyObject *dropped_name;	/* "dropped", interned */
+
+/* time.monotonic_ns(): the clock helper.py's _ns() reads. */
+static long long
+now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/*
+ * A call's record, begun at its start: helper.py's _make_hooks layout,
+ * (label, bound, t0, cost, args, kwargs, ret, exc, stack, thread ident),
+ * where stack holds the fast spec until the call ends (observe.py's
+ * _mon_remove finds a watch's calls in flight by it) and cost, ret, exc
+ * and the ident are None.  One tuple per call instead of a state and a
+ * record: the record is finished in place while only this file holds it.
+ */
+static PyObject *
+record_begin(PyObject *fast, PyObject *args, PyObject *kwargs)
+{
+	PyObject *rec = PyTuple_New(10), *t0 = PyLong_FromLongLong(now_ns());
+	PyObject *items[10] = {
+		PyTuple_GET_ITEM(fast, 3), PyTuple_GET_ITEM(fast, 4), t0, Py_None, args, kwargs,
+		Py_None, Py_None, fast, Py_None
+	};
+	int i;
+
+	if (rec == NULL || t0 == NULL) {
+		Py_XDECREF(rec);
+		Py_XDECREF(t0);
+		return NULL;
+	}
+	for (i = 0; i < 10; i++)
+		PyTuple_SET_ITEM(rec, i, Py_NewRef(items[i]));
+	Py_DECREF(t0);
+	return rec;
+}
+
+/* w.dropped += 1 */
+static void
+count_drop(PyObject *w)
+{
+	PyObject *n = PyObject_GetAttr(w, dropped_name), *one = PyLong_FromLong(1), *m = NULL;
+
+	if (n != NULL && one != NULL && (m = PyNumber_Add(n, one)) != NULL)
+		PyObject_SetAttr(w, dropped_name, m);
+	Py_XDECREF(n);
+	Py_XDECREF(one);
+	Py_XDECREF(m);
+	PyErr_Clear();
+}
+
+static void
+record_set(PyObject *rec, Py_ssize_t i, PyObject *v)
+{
+	PyObject *old = PyTuple_GET_ITEM(rec, i);
+
+	PyTuple_SET_ITEM(rec, i, v);
+	Py_DECREF(old);
+}
+
+/* Finish rec (stolen), begun by record_begin, and queue it. */
+static void
+record_end(PyObject *rec, PyObject *ret, PyObject *exc)
+{
+	PyObject *fast = PyTuple_GET_ITEM(rec, 8);
+	PyObject *q = PyTuple_GET_ITEM(fast, 0), *append = PyTuple_GET_ITEM(fast, 1);
+	PyObject *cost, *ident, *r = NULL;
+	long long end = now_ns();
+	Py_ssize_t len = PyObject_Length(q), max = PyLong_AsSsize_t(PyTuple_GET_ITEM(fast, 2));
+
+	if (len < 0 || max < 0 || len >= max) {
+		PyErr_Clear();
+		count_drop(PyTuple_GET_ITEM(fast, 5));
+		Py_DECREF(rec);
+		return;
+	}
+	/* Someone else sees it (_mon_remove listing the calls in flight): a copy. */
+	if (Py_REFCNT(rec) != 1)
+		Py_SETREF(rec, PyTuple_GetSlice(rec, 0, 10));
+	cost = PyLong_FromLongLong(end - PyLong_AsLongLong(PyTuple_GET_ITEM(rec, 2)));
+	ident = PyLong_FromUnsignedLong(PyThread_get_thread_ident());
+	if (rec != NULL && cost != NULL && ident != NULL) {
+		record_set(rec, 3, Py_NewRef(cost));
+		record_set(rec, 6, Py_NewRef(ret));
+		record_set(rec, 7, Py_NewRef(exc));
+		record_set(rec, 8, Py_NewRef(Py_None));
+		record_set(rec, 9, Py_NewRef(ident));
+		/* The collector may have untracked it while it held atoms only. */
+		if (!PyObject_GC_IsTracked(rec))
+			PyObject_GC_Track(rec);
+		r = PyObject_CallOneArg(append, rec);
+	}
+	if (r == NULL)
+		PyErr_Clear();
+	Py_XDECREF(r);
+	Py_XDECREF(rec);
+	Py_XDECREF(ident);
+	Py_XDECREF(cost);
+}
+
 #if PY_VERSION_HEX >= 0x030C0000
 
 static PyObject *frames, *cframes;	/* observe.py's tables */
 static PyObject *py_start, *py_return, *py_unwind;	/* its Python callbacks */
-static PyObject *dropped_name;
 static Py_ssize_t extra_index = -1;	/* our code-extra slot: the code's entry */
 
 /* A code object that had an entry is freed. */
@@ -52,16 +173,6 @@ entry_of(PyObject *code)
 		return NULL;
 	}
 	return e;
-}
-
-/* time.monotonic_ns(): the clock helper.py's _ns() reads. */
-static long long
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
 /* Call a Python callback with our own arguments; what it raises is dropped. */
@@ -132,35 +243,6 @@ fail:
 	return false;
 }
 
-/*
- * A call's record, begun at its start: helper.py's _make_hooks layout,
- * (label, bound, t0, cost, args, kwargs, ret, exc, stack, thread ident),
- * where stack holds the fast spec until the call ends (observe.py's
- * _mon_remove finds a watch's calls in flight by it) and cost, ret, exc
- * and the ident are None.  One tuple per call instead of a state and a
- * record: the record is finished in place while only this file holds it.
- */
-static PyObject *
-record_begin(PyObject *fast, PyObject *args, PyObject *kwargs)
-{
-	PyObject *rec = PyTuple_New(10), *t0 = PyLong_FromLongLong(now_ns());
-	PyObject *items[10] = {
-		PyTuple_GET_ITEM(fast, 3), PyTuple_GET_ITEM(fast, 4), t0, Py_None, args, kwargs,
-		Py_None, Py_None, fast, Py_None
-	};
-	int i;
-
-	if (rec == NULL || t0 == NULL) {
-		Py_XDECREF(rec);
-		Py_XDECREF(t0);
-		return NULL;
-	}
-	for (i = 0; i < 10; i++)
-		PyTuple_SET_ITEM(rec, i, Py_NewRef(items[i]));
-	Py_DECREF(t0);
-	return rec;
-}
-
 /* PY_START(code, offset) */
 static PyObject *
 mon_start(PyObject *self, PyObject *const *argv, Py_ssize_t nargs)
@@ -190,69 +272,6 @@ mon_start(PyObject *self, PyObject *const *argv, Py_ssize_t nargs)
 	Py_DECREF(kwargs);
 	Py_DECREF(e);
 	Py_RETURN_NONE;
-}
-
-/* w.dropped += 1 */
-static void
-count_drop(PyObject *w)
-{
-	PyObject *n = PyObject_GetAttr(w, dropped_name), *one = PyLong_FromLong(1), *m = NULL;
-
-	if (n != NULL && one != NULL && (m = PyNumber_Add(n, one)) != NULL)
-		PyObject_SetAttr(w, dropped_name, m);
-	Py_XDECREF(n);
-	Py_XDECREF(one);
-	Py_XDECREF(m);
-	PyErr_Clear();
-}
-
-static void
-record_set(PyObject *rec, Py_ssize_t i, PyObject *v)
-{
-	PyObject *old = PyTuple_GET_ITEM(rec, i);
-
-	PyTuple_SET_ITEM(rec, i, v);
-	Py_DECREF(old);
-}
-
-/* Finish rec (stolen), begun by record_begin, and queue it. */
-static void
-record_end(PyObject *rec, PyObject *ret, PyObject *exc)
-{
-	PyObject *fast = PyTuple_GET_ITEM(rec, 8);
-	PyObject *q = PyTuple_GET_ITEM(fast, 0), *append = PyTuple_GET_ITEM(fast, 1);
-	PyObject *cost, *ident, *r = NULL;
-	long long end = now_ns();
-	Py_ssize_t len = PyObject_Length(q), max = PyLong_AsSsize_t(PyTuple_GET_ITEM(fast, 2));
-
-	if (len < 0 || max < 0 || len >= max) {
-		PyErr_Clear();
-		count_drop(PyTuple_GET_ITEM(fast, 5));
-		Py_DECREF(rec);
-		return;
-	}
-	/* Someone else sees it (_mon_remove listing the calls in flight): a copy. */
-	if (Py_REFCNT(rec) != 1)
-		Py_SETREF(rec, PyTuple_GetSlice(rec, 0, 10));
-	cost = PyLong_FromLongLong(end - PyLong_AsLongLong(PyTuple_GET_ITEM(rec, 2)));
-	ident = PyLong_FromUnsignedLong(PyThread_get_thread_ident());
-	if (rec != NULL && cost != NULL && ident != NULL) {
-		record_set(rec, 3, Py_NewRef(cost));
-		record_set(rec, 6, Py_NewRef(ret));
-		record_set(rec, 7, Py_NewRef(exc));
-		record_set(rec, 8, Py_NewRef(Py_None));
-		record_set(rec, 9, Py_NewRef(ident));
-		/* The collector may have untracked it while it held atoms only. */
-		if (!PyObject_GC_IsTracked(rec))
-			PyObject_GC_Track(rec);
-		r = PyObject_CallOneArg(append, rec);
-	}
-	if (r == NULL)
-		PyErr_Clear();
-	Py_XDECREF(r);
-	Py_XDECREF(rec);
-	Py_XDECREF(ident);
-	Py_XDECREF(cost);
 }
 
 /* The end of an observed call, by a return (exc NULL) or an exception. */
@@ -353,6 +372,105 @@ static PyMethodDef monfast_defs[] = {
 	{ "_fp_mon_unwind", (PyCFunction)(void (*)(void))mon_unwind, METH_FASTCALL, "PY_UNWIND" },
 };
 
+#else	/* 3.8-3.11: the HOOK a __code__ trampoline calls */
+
+/* (args, kwargs) of the trampoline's call HOOK(None, *args, **kwargs) */
+static bool
+hook_args(PyObject *const *argv, Py_ssize_t nargs, PyObject *kwnames, PyObject **args,
+    PyObject **kwargs)
+{
+	Py_ssize_t i, nkw = kwnames != NULL ? PyTuple_GET_SIZE(kwnames) : 0;
+
+	*kwargs = NULL;
+	if ((*args = PyTuple_New(nargs - 1)) == NULL)
+		return false;
+	for (i = 1; i < nargs; i++)
+		PyTuple_SET_ITEM(*args, i - 1, Py_NewRef(argv[i]));
+	if ((*kwargs = PyDict_New()) == NULL)
+		goto fail;
+	for (i = 0; i < nkw; i++)
+		if (PyDict_SetItem(*kwargs, PyTuple_GET_ITEM(kwnames, i), argv[nargs + i]) != 0)
+			goto fail;
+	return true;
+fail:
+	Py_CLEAR(*args);
+	Py_CLEAR(*kwargs);
+	return false;
+}
+
+/*
+ * self = (entry, Python hook, shadow): observe.py's _tr entry (a list,
+ * [5] the fast spec of its one observation or None), the hook it would
+ * have used, and the original code as a function.  Watch's common case
+ * is done here, every other case by the Python hook.  The cost covers the
+ * call of the original only, as the Python hook's does.
+ */
+static PyObject *
+tr_call(PyObject *self, PyObject *const *argv, size_t nargsf, PyObject *kwnames)
+{
+	PyObject *fast = PyList_GET_ITEM(PyTuple_GET_ITEM(self, 0), 5);
+	PyObject *args, *kwargs, *rec, *r, *type, *value, *tb;
+	Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+
+	if (fast == Py_None || nargs < 1 || argv[0] != Py_None || !hook_args(argv, nargs,
+	    kwnames, &args, &kwargs)) {
+		PyErr_Clear();
+		return PyObject_Vectorcall(PyTuple_GET_ITEM(self, 1), argv, nargsf, kwnames);
+	}
+	rec = record_begin(fast, args, kwargs);
+	Py_DECREF(args);
+	Py_DECREF(kwargs);
+	if (rec == NULL)
+		PyErr_Clear();
+	r = PyObject_Vectorcall(PyTuple_GET_ITEM(self, 2), argv + 1, (size_t)(nargs - 1), kwnames);
+	if (rec == NULL)
+		return r;
+	if (r != NULL) {
+		record_end(rec, r, Py_None);
+		return r;
+	}
+	PyErr_Fetch(&type, &value, &tb);
+	PyErr_NormalizeException(&type, &value, &tb);
+	if (tb != NULL && value != NULL)
+		PyException_SetTraceback(value, tb);
+	record_end(rec, Py_None, value != NULL ? value : Py_None);
+	PyErr_Restore(type, value, tb);
+	return NULL;
+}
+
+static PyMethodDef tr_call_def = {
+	"__fp_hook__", (PyCFunction)(void (*)(void))tr_call, METH_FASTCALL | METH_KEYWORDS,
+	"watch's common case for a trampoline"
+};
+
+/* _fp_tr_hook(entry, python_hook, shadow) -> the C HOOK */
+static PyObject *
+tr_hook(PyObject *self, PyObject *args)
+{
+	PyObject *entry, *pyhook, *shadow, *t, *fn;
+
+	(void)self;
+	if (!PyArg_ParseTuple(args, "O!OO", &PyList_Type, &entry, &pyhook, &shadow))
+		return NULL;
+	if (PyList_GET_SIZE(entry) < 6) {
+		PyErr_SetString(PyExc_ValueError, "_fp_tr_hook: entry without a fast spec slot");
+		return NULL;
+	}
+	if (dropped_name == NULL && (dropped_name = PyUnicode_InternFromString("dropped")) == NULL)
+		return NULL;
+	if ((t = PyTuple_Pack(3, entry, pyhook, shadow)) == NULL)
+		return NULL;
+	fn = PyCFunction_New(&tr_call_def, t);
+	Py_DECREF(t);
+	return fn;
+}
+
+static PyMethodDef monfast_defs[] = {
+	{ "_fp_tr_hook", tr_hook, METH_VARARGS, "the C HOOK of a trampoline" },
+};
+
+#endif
+
 bool
 agent_monfast_export(PyObject *ns)
 {
@@ -369,14 +487,3 @@ agent_monfast_export(PyObject *ns)
 	}
 	return true;
 }
-
-#else	/* before 3.12: observe.py swaps __code__, nothing to export */
-
-bool
-agent_monfast_export(PyObject *ns)
-{
-	(void)ns;
-	return true;
-}
-
-#endif

@@ -1,30 +1,32 @@
 /*
- * monfast — watch's sys.monitoring callbacks in C (3.12+): the hot path of
- * an observed call without a Python call of ours.
+ * monfast — watch's hot path in C: the work of an observed call done
+ * without a Python call of ours, for watch's common case (one watch of
+ * the code, no -b, no --stack; helper.py's _make_hooks says so by giving
+ * leave._fp_fast).  Every other case (tt, monitor, trace, torch, -b,
+ * --stack, two observations of one code, nested functions and, before
+ * 3.12, generators and coroutines) runs observe.py's Python hooks,
+ * unchanged.  Records are the very tuples _make_hooks queues.  Nothing
+ * here raises into the program or calls its code.
  *
- * observe.py registers these instead of its Python callbacks when they
- * exist.  A code whose entry in observe.py's table carries a "fast" spec
- * (one observation, watch's common case: no -b, no --stack) is handled
- * here: PY_START reads the arguments from the frame and takes the clock,
- * PY_RETURN / PY_UNWIND queue the same record tuple as helper.py's
- * _make_hooks.  Every other code is handed to the Python callbacks,
- * unchanged.  The callbacks never raise into the program and never call
- * its code.
- *
- * Python sees (in the helper's namespace, 3.12+ only):
+ * 3.12+: sys.monitoring callbacks.  PY_START reads the arguments from the
+ * frame and takes the clock, PY_RETURN / PY_UNWIND queue the record (or
+ * count a drop).  Python sees, in the helper's namespace:
  *   _fp_mon_setup(frames, cframes, start, ret, unwind) -> bool
  *       observe.py's tables and its Python callbacks; false when the
  *       interpreter has no code-extra slot left (keep the Python ones)
  *   _fp_mon_bind(code, entry or None)   codes[code] changed
  *   _fp_mon_start, _fp_mon_return, _fp_mon_unwind   the callbacks
+ *
+ * 3.8-3.11: the HOOK a __code__ trampoline calls.  It calls the original
+ * code and queues the record, instead of the Python hook's enter/leave:
+ *   _fp_tr_hook(entry, python_hook, shadow) -> HOOK
  */
 #ifndef FP_AGENT_MONFAST_H
 #define FP_AGENT_MONFAST_H
 
 #include "inject/agent/pyagent.h"
 
-/* Put the _fp_mon_* functions into namespace ns (nothing before 3.12);
- * false with a Python error. */
+/* Put the functions above into namespace ns; false with a Python error. */
 bool agent_monfast_export(PyObject *ns);
 
 #endif

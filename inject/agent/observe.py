@@ -51,7 +51,14 @@ class _Obs(object):
         # 3.12+ with the agent's C callbacks (monfast.c): what they need to
         # do enter/leave's work themselves, when leave says it is watch's
         # common case (helper.py's _make_hooks).
-        self.fast = getattr(leave, "_fp_fast", None) if _MON_C else None
+        self.fast = getattr(leave, "_fp_fast", None) if _FAST_C else None
+
+
+def _fast_of(obs):
+    """What the agent's C code (monfast.c) needs to do the work of a code's
+    observations itself: the fast spec of the one observation when it is
+    watch's common case; None, and the Python hooks run, otherwise."""
+    return obs[0].fast if len(obs) == 1 else None
 
 
 def _nested_code(code, name):
@@ -66,8 +73,10 @@ def _nested_code(code, name):
 # ---- 3.12+: sys.monitoring local events --------------------------------------
 
 _mon = {"tool": None, "codes": {}, "frames": {}, "cframes": {}, "c": False}
-# The agent's C callbacks (monfast.c), which it exports on 3.12+ only.
+# The agent's C callbacks (monfast.c), which it exports on 3.12+ only;
+# before, its C HOOK for trampolines.
 _MON_C = _USE_MONITORING and "_fp_mon_start" in globals()
+_FAST_C = _MON_C or (not _USE_MONITORING and "_fp_tr_hook" in globals())
 
 
 def _param_names(code):
@@ -258,8 +267,7 @@ def _mon_install(o):
 def _mon_entry(obs, params):
     """A code's entry: the C callbacks do the work themselves when its one
     observation is watch's common case; the Python ones otherwise."""
-    fast = obs[0].fast if len(obs) == 1 else None
-    return (obs,) + tuple(params) + (fast,)
+    return (obs,) + tuple(params) + (_fast_of(obs),)
 
 
 def _mon_set(code, entry):
@@ -448,11 +456,15 @@ def _tr_install(o, holder, nested):
     entry = _tr.get(key)
     if entry is None:
         orig = holder.__code__
-        entry = [holder, orig, o.code, None, []]
+        entry = [holder, orig, o.code, None, [], None]   # [5]: _fast_of
         if nested is None:
             shadow = types.FunctionType(o.code, holder.__globals__, o.code.co_name,
                                         None, holder.__closure__)
-            entry[3] = _tr_code(o.code, _tr_hook(entry, shadow, None), False)
+            hook = _tr_hook(entry, shadow, None)
+            if _FAST_C and not o.code.co_flags & (_CO_GENERATOR | _CO_COROUTINE |
+                                                  _CO_ASYNC_GENERATOR):
+                hook = _fp_tr_hook(entry, hook, shadow)   # monfast.c, Python hook inside
+            entry[3] = _tr_code(o.code, hook, False)
         else:
             g = holder.__globals__
 
@@ -464,6 +476,7 @@ def _tr_install(o, holder, nested):
         holder.__code__ = entry[3]
         _tr[key] = entry
     entry[4] = entry[4] + [o]
+    entry[5] = _fast_of(entry[4])
 
 
 def _tr_remove(o):
@@ -472,6 +485,7 @@ def _tr_remove(o):
     if entry is None:
         return
     entry[4] = [x for x in entry[4] if x is not o]
+    entry[5] = _fast_of(entry[4])
     if entry[4]:
         return
     del _tr[key]
@@ -479,6 +493,7 @@ def _tr_remove(o):
     # Put the original back unless the program replaced ours meanwhile.
     if holder.__code__ is installed:
         holder.__code__ = orig
+    entry[3] = None   # the trampoline holds the hook, which holds entry: a cycle
 
 
 # ---- the interface ----------------------------------------------------------

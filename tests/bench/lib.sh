@@ -43,7 +43,10 @@ bench_start() {
 
 wait_rounds() {
 	want=$(($(wc -l <"$work/rounds") + $1))
-	while [ "$(wc -l <"$work/rounds")" -lt "$want" ]; do sleep 0.05; done
+	while [ "$(wc -l <"$work/rounds")" -lt "$want" ]; do
+		kill -0 "$target" 2>/dev/null || { echo "the target exited:" >&2; tail -5 "$work/rounds" >&2; exit 1; }
+		sleep 0.05
+	done
 }
 
 client_start() {

@@ -5,11 +5,12 @@ measures ns per call of a tiny function observed with the agent's own
 watch hooks (helper.py's _make_hooks, installed by observe.py): on 3.12+
 through the agent's C callbacks (monfast.c) and through the Python
 callbacks they fall back to, before 3.12 through the __code__
-trampoline; next to the same function unobserved and under a plain
+trampoline, calling the agent's C hook or the Python one; next to the same function unobserved and under a plain
 Python decorator doing the same capture (_capture.py).  Best of 7 rounds
 of 100 x 1,000 calls; the queue is emptied between batches of 1,000,
 outside the timing, as the worker would, so every call queues a record
-(none is dropped).  Prints one line per mechanism."""
+(none is dropped).  Prints one line per mechanism and, on 3.12+, the
+floor: sys.monitoring delivering the two events to a C no-op."""
 
 import gc
 import sys
@@ -56,10 +57,13 @@ def observed(ns, python_callbacks):
     w = ns["_Watch"](False, False)
     h = ns["observe_install"](tiny, *ns["_make_hooks"](w, "tiny", False))
     try:
-        if python_callbacks:   # take the C callbacks' fast path away
+        if python_callbacks:   # take the C fast path away
             h.fast = None
-            e = ns["_mon_codes"][h.code]
-            ns["_mon_set"](h.code, ns["_mon_entry"](e[0], e[1:5]))
+            if ns["_USE_MONITORING"]:
+                e = ns["_mon_codes"][h.code]
+                ns["_mon_set"](h.code, ns["_mon_entry"](e[0], e[1:5]))
+            else:
+                ns["_tr"][id(h.code)][5] = None
         w.queue.clear()
         cost = per_call(tiny, w.queue)
         tiny(-1)
@@ -70,6 +74,26 @@ def observed(ns, python_callbacks):
     return cost
 
 
+def dispatch_floor():
+    """3.12+: ns per call of tiny() with PY_START and PY_RETURN delivered to
+    a C callable that does nothing useful (slice): what sys.monitoring
+    costs before any callback of ours runs."""
+    m = sys.monitoring
+    E = m.events
+    tid = next(t for t in range(6) if m.get_tool(t) is None)
+    m.use_tool_id(tid, "observe_cost floor")
+    try:
+        m.register_callback(tid, E.PY_START, slice)
+        m.register_callback(tid, E.PY_RETURN, slice)
+        m.set_local_events(tid, tiny.__code__, E.PY_START | E.PY_RETURN)
+        return per_call(tiny)
+    finally:
+        m.set_local_events(tid, tiny.__code__, 0)
+        m.register_callback(tid, E.PY_START, None)
+        m.register_callback(tid, E.PY_RETURN, None)
+        m.free_tool_id(tid)
+
+
 def main():
     ns = agent_namespace()
     __main__.PAUSE.set()           # the target's rounds stop ...
@@ -77,13 +101,18 @@ def main():
     try:
         base = per_call(plain)
         deco = per_call(capture(plain)) - base
-        kinds = [("Python callbacks", True), ("C callbacks", False)] \
-            if ns.get("_MON_C") else [(ns["observe_status"]()["mechanism"], False)]
+        kinds = [("Python callbacks", True), ("C callbacks", False)]
+        if not ns["_USE_MONITORING"]:
+            kinds = [("__code__ swap, Python hook", True), ("__code__ swap, C hook", False)]
         for label, slow in kinds:
             cost = observed(ns, slow) - base
             print("%s (%s): plain %.0f ns, decorator +%.0f ns, observed +%.0f ns: "
                   "observed/decorator added cost %.2f (budget <= 0.50)"
                   % (sys.version.split()[0], label, base, deco, cost, cost / deco))
+        if hasattr(sys, "monitoring"):
+            floor = dispatch_floor() - base
+            print("%s (sys.monitoring alone, 2 events to a C no-op): +%.0f ns: %.2f of the "
+                  "decorator's added cost" % (sys.version.split()[0], floor, floor / deco))
         print("%s: after the watch, tiny %.0f ns / plain %.0f ns"
               % (sys.version.split()[0], per_call(tiny), per_call(plain)))
     finally:
