@@ -109,6 +109,17 @@ record_set(PyObject *rec, Py_ssize_t i, PyObject *v)
 	Py_DECREF(old);
 }
 
+static PyObject *
+record_copy(PyObject *rec)
+{
+	PyObject *c = PyTuple_New(10);
+	Py_ssize_t i;
+
+	for (i = 0; c != NULL && i < 10; i++)
+		PyTuple_SET_ITEM(c, i, Py_NewRef(PyTuple_GET_ITEM(rec, i)));
+	return c;
+}
+
 /* Finish rec (stolen), begun by record_begin, and queue it. */
 static void
 record_end(PyObject *rec, PyObject *ret, PyObject *exc)
@@ -125,9 +136,10 @@ record_end(PyObject *rec, PyObject *ret, PyObject *exc)
 		Py_DECREF(rec);
 		return;
 	}
-	/* Someone else sees it (_mon_remove listing the calls in flight): a copy. */
+	/* Someone else sees it (_mon_remove listing the calls in flight): a
+	 * copy (PyTuple_GetSlice of a whole tuple is the tuple itself). */
 	if (Py_REFCNT(rec) != 1)
-		Py_SETREF(rec, PyTuple_GetSlice(rec, 0, 10));
+		Py_SETREF(rec, record_copy(rec));
 	cost = PyLong_FromLongLong(end - PyLong_AsLongLong(PyTuple_GET_ITEM(rec, 2)));
 	ident = PyLong_FromUnsignedLong(PyThread_get_thread_ident());
 	if (rec != NULL && cost != NULL && ident != NULL) {
