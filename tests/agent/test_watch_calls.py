@@ -11,10 +11,11 @@ import math
 import os
 import re
 import signal
+import subprocess
 
 import pytest
 
-from conftest import AGENT_TESTS
+from conftest import AGENT_TESTS, BINARY
 from test_watch import ok, records, start_watch
 
 CALLS_TARGET = os.path.join(AGENT_TESTS, "targets", "calls_target.py")
@@ -92,3 +93,19 @@ def test_watch_keeps_nothing_of_a_call_in_flight(profiler, target):
     proc.communicate(timeout=10)
     assert ok(profiler.cmd(pid, EXECUTE % "hooks_left")) == "[]\n"
     assert ok(profiler.cmd(pid, EXECUTE % "release")) == "freed\n"
+
+
+def test_watch_counts_the_calls_it_drops(profiler, target):
+    """3,000 calls while no other thread may run: the queue (1,024 records)
+    fills and the rest are counted as dropped, and said so at the end."""
+    pid = target.pid
+    proc = subprocess.Popen([BINARY, str(pid), "--cmd", "watch __main__ flood -n 1000"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout.readline().startswith(b"Watching ")
+    assert ok(profiler.cmd(pid, 'execute "import __main__; print(__main__.burst(3000))"')) \
+        == "%d\n" % sum(range(3000))
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    dropped = int(re.search(rb"\nwatch: (\d+) calls were dropped \(they came faster", out).group(1))
+    assert 0 < dropped <= 3000 - 1000, out[-300:]
+    assert ok(profiler.cmd(pid, EXECUTE % "hooks_left")) == "[]\n"

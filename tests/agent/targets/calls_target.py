@@ -5,6 +5,7 @@ every kind of parameter, a parameter closed over by an inner function,
 a raising function, recursion, a generator and a coroutine whose bodies
 take a known least time, and two threads calling one function in lock
 step.  Threads call them forever; the main thread parks in time.sleep.
+burst() calls flood() faster than any watch can show.
 park()/release() leave a generator started (its call in flight) and drop
 it, to check that an observation keeps nothing of a call after it ends.
 Nothing is printed.  Runs on CPython 3.8 and later."""
@@ -62,12 +63,27 @@ def parked(token):
     yield token
 
 
+def flood(i):
+    return i
+
+
+def burst(n):
+    """n calls of flood() without letting another thread run: a watch's
+    worker cannot empty the queue meanwhile, so most are dropped."""
+    old = sys.getswitchinterval()
+    sys.setswitchinterval(100.0)
+    try:
+        return sum(flood(i) for i in range(n))
+    finally:
+        sys.setswitchinterval(old)
+
+
 class Token(object):
     pass
 
 
 ORIGINALS = hooks_snapshot(globals(), ["sig", "posonly", "cell", "boom", "fact", "slow_gen",
-                                       "slow_coro", "tagged", "parked"], [])
+                                       "slow_coro", "tagged", "parked", "flood"], [])
 _parked = {}
 
 
