@@ -124,7 +124,9 @@ record_copy(PyObject *rec)
 static void
 record_end(PyObject *rec, PyObject *ret, PyObject *exc)
 {
-	PyObject *fast = PyTuple_GET_ITEM(rec, 8);
+	/* Ours until the end: once the watch is removed, rec may be all that
+	 * holds it (a call in flight), and slot 8 is overwritten below. */
+	PyObject *fast = Py_NewRef(PyTuple_GET_ITEM(rec, 8));
 	PyObject *q = PyTuple_GET_ITEM(fast, 0), *append = PyTuple_GET_ITEM(fast, 1);
 	PyObject *cost, *ident, *r = NULL;
 	long long end = now_ns();
@@ -134,6 +136,7 @@ record_end(PyObject *rec, PyObject *ret, PyObject *exc)
 		PyErr_Clear();
 		count_drop(PyTuple_GET_ITEM(fast, 5));
 		Py_DECREF(rec);
+		Py_DECREF(fast);
 		return;
 	}
 	/* Someone else sees it (_mon_remove listing the calls in flight): a
@@ -159,6 +162,7 @@ record_end(PyObject *rec, PyObject *ret, PyObject *exc)
 	Py_XDECREF(rec);
 	Py_XDECREF(ident);
 	Py_XDECREF(cost);
+	Py_DECREF(fast);
 }
 
 #if PY_VERSION_HEX >= 0x030C0000

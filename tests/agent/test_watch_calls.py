@@ -109,3 +109,20 @@ def test_watch_counts_the_calls_it_drops(profiler, target):
     dropped = int(re.search(rb"\nwatch: (\d+) calls were dropped \(they came faster", out).group(1))
     assert 0 < dropped <= 3000 - 1000, out[-300:]
     assert ok(profiler.cmd(pid, EXECUTE % "hooks_left")) == "[]\n"
+
+
+def test_watch_ends_while_a_call_runs(profiler, target):
+    """A call that began while watched and returns after the watch ended:
+    it returns its value, the program lives on, nothing is left (the C
+    hook once queued into a freed queue here: the record held the last
+    reference to the watch's fast spec)."""
+    pid = target.pid
+    proc = subprocess.Popen([BINARY, str(pid), "--cmd", "watch __main__ held -n 1000000"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout.readline().startswith(b"Watching ")
+    assert ok(profiler.cmd(pid, EXECUTE % "hold")) == "held\n"
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=10)
+    assert ok(profiler.cmd(pid, 'execute "import gc; gc.collect()"')) == ""
+    assert ok(profiler.cmd(pid, EXECUTE % "unhold")) == "[7]\n"
+    assert ok(profiler.cmd(pid, EXECUTE % "hooks_left")) == "[]\n"

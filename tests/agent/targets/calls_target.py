@@ -5,6 +5,7 @@ every kind of parameter, a parameter closed over by an inner function,
 a raising function, recursion, a generator and a coroutine whose bodies
 take a known least time, and two threads calling one function in lock
 step.  Threads call them forever; the main thread parks in time.sleep.
+hold()/unhold() keep a call of held() running while a watch ends.
 burst() calls flood() faster than any watch can show.
 park()/release() leave a generator started (its call in flight) and drop
 it, to check that an observation keeps nothing of a call after it ends.
@@ -63,6 +64,28 @@ def parked(token):
     yield token
 
 
+def held(x):
+    _held["in"].set()
+    _held["go"].wait()
+    return x
+
+
+def hold():
+    """A call of held() in flight on a thread of its own, until unhold()."""
+    _held.update({"in": threading.Event(), "go": threading.Event(), "out": []})
+    t = threading.Thread(target=lambda: _held["out"].append(held(7)), name="holder")
+    _held["thread"] = t
+    t.start()
+    _held["in"].wait()
+    return "held"
+
+
+def unhold():
+    _held["go"].set()
+    _held["thread"].join()
+    return _held["out"]
+
+
 def flood(i):
     return i
 
@@ -83,8 +106,9 @@ class Token(object):
 
 
 ORIGINALS = hooks_snapshot(globals(), ["sig", "posonly", "cell", "boom", "fact", "slow_gen",
-                                       "slow_coro", "tagged", "parked", "flood"], [])
+                                       "slow_coro", "tagged", "parked", "flood", "held"], [])
 _parked = {}
+_held = {}
 
 
 def hooks_left():
