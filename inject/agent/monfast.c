@@ -47,16 +47,6 @@ Py_NewRef(PyObject *o)
 
 static PyObject *dropped_name;	/* "dropped", interned */
 
-/* time.monotonic_ns(): the clock helper.py's _ns() reads. */
-static long long
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 /*
  * A call's record, begun at its start: helper.py's _make_hooks layout,
  * (label, bound, t0, cost, args, kwargs, ret, exc, stack, thread ident),
@@ -68,7 +58,7 @@ now_ns(void)
 static PyObject *
 record_begin(PyObject *fast, PyObject *args, PyObject *kwargs)
 {
-	PyObject *rec = PyTuple_New(10), *t0 = PyLong_FromLongLong(now_ns());
+	PyObject *rec = PyTuple_New(10), *t0 = PyLong_FromLongLong(agent_now_ns());
 	PyObject *items[10] = {
 		PyTuple_GET_ITEM(fast, 3), PyTuple_GET_ITEM(fast, 4), t0, Py_None, args, kwargs,
 		Py_None, Py_None, fast, Py_None
@@ -129,7 +119,7 @@ record_end(PyObject *rec, PyObject *ret, PyObject *exc)
 	PyObject *fast = Py_NewRef(PyTuple_GET_ITEM(rec, 8));
 	PyObject *q = PyTuple_GET_ITEM(fast, 0), *append = PyTuple_GET_ITEM(fast, 1);
 	PyObject *cost, *ident, *r = NULL;
-	long long end = now_ns();
+	long long end = agent_now_ns();
 	Py_ssize_t len = PyObject_Length(q), max = PyLong_AsSsize_t(PyTuple_GET_ITEM(fast, 2));
 
 	if (len < 0 || max < 0 || len >= max) {

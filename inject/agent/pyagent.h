@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <time.h>
 
 #include <jansson.h>
 
@@ -29,6 +30,17 @@ struct fmt_opts {
 	size_t budget;		/* characters left for the whole tree */
 	bool truncated;		/* set when the budget ran out */
 };
+
+/* CLOCK_MONOTONIC in ns: time.monotonic_ns(), the clock helper.py's _ns() reads, so the C and
+ * Python sides of the agent time calls on one clock (trace, watch). */
+static inline long long
+agent_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
 
 #define FMT_MAX_DEPTH 4
 #define FMT_ITEMS 10		/* items per container without -v */

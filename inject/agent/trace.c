@@ -69,15 +69,6 @@ struct trec {
 	long long cost;		/* of the entry call, ns */
 };
 
-static long long
-now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 /* The frame's code object, for identity only (the frame keeps it alive). */
 static PyObject *
 frame_code(PyFrameObject *f)
@@ -233,7 +224,7 @@ rec_push(struct trec *r, const void *key, PyObject *callee, int lasti, PyFrameOb
 	r->stack[r->depth].ran = 0;
 	r->stack[r->depth].suspends = frame != NULL &&
 	    ((PyCodeObject *)callee)->co_flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR);
-	r->stack[r->depth].t0 = now_ns();
+	r->stack[r->depth].t0 = agent_now_ns();
 	r->depth++;
 }
 
@@ -267,7 +258,7 @@ rec_pop(struct trec *r)
 	if (r->depth == 0)
 		return;
 	f = &r->stack[--r->depth];
-	dt = now_ns() - f->t0 + f->ran;
+	dt = agent_now_ns() - f->t0 + f->ran;
 	node_count(r, f->node, dt);
 	if (r->depth == 0) {
 		r->cost = dt;
@@ -291,7 +282,7 @@ rec_suspend(struct trec *r)
 
 	if (r->nsusp == TRACE_SUSPENDED - (r->depth > 1))	/* room kept for the entry */
 		return false;
-	f->ran += now_ns() - f->t0;
+	f->ran += agent_now_ns() - f->t0;
 	Py_INCREF(f->frame);
 	r->susp[r->nsusp++] = *f;
 	if (--r->depth > 0)
@@ -314,7 +305,7 @@ rec_resume(struct trec *r, PyFrameObject *frame)
 	if (i == r->nsusp || r->depth == TRACE_STACK)
 		return false;
 	r->stack[r->depth] = r->susp[i];
-	r->stack[r->depth].t0 = now_ns();
+	r->stack[r->depth].t0 = agent_now_ns();
 	r->depth++;
 	r->susp[i] = r->susp[--r->nsusp];
 	Py_DECREF(frame);	/* running: its generator holds it */
