@@ -247,13 +247,13 @@ py_reader_snapshot(struct py_reader *r, const struct py_snapshot_opts *opts,
 		 * again at once, in one system call, and the walk then finds
 		 * most of what it needs in the cache.  Code objects and their
 		 * strings are not: they are cached whole by address, and
-		 * checked in one batch at the end (pyframes_check_codes).
+		 * checked in one batch at the end (pycode_check).
 		 */
 		uint64_t pages[PREFETCH_PAGES];
 		size_t npages = mem_cache_pages(r->mc, pages, PREFETCH_PAGES, true);
 
 		mem_cache_clear(r->mc);
-		pyframes_refresh(r, pages, npages);
+		pycode_refresh(r, pages, npages);
 		r->prefetched = npages > 0;
 	} else {
 		r->prefetched = false;
@@ -278,7 +278,7 @@ py_reader_snapshot(struct py_reader *r, const struct py_snapshot_opts *opts,
 	snap->taken_ns = now_ns();
 	r->snap = snap;
 	r->batch_codes = no_proc;
-	pyframes_begin(r);
+	pycode_begin(r);
 	r->may_stop = r->stop_allowed && !r->never_stop && !opts->block && !opts->native;
 	r->quick_tries = r->never_stop ? NOSTOP_TRIES : 0;
 	snprintf(snap->version, sizeof snap->version, "%s", r->rt->version);
@@ -374,7 +374,7 @@ py_reader_snapshot(struct py_reader *r, const struct py_snapshot_opts *opts,
 			t->gil = GIL_NONE;
 	}
 	/* A code object known by its address was replaced since: read the stacks again. */
-	if (r->batch_codes && pyframes_check_codes(r) > 0) {
+	if (r->batch_codes && pycode_check(r) > 0) {
 		r->batch_codes = false;
 		for (i = 0; i < snap->nthreads; i++)
 			pyframes_read(r, &snap->threads[i], depth);

@@ -76,7 +76,7 @@ struct py_reader {
 	uint64_t gil;			/* the GIL's address at the last snapshot, 0 if unknown */
 	/*
 	 * A sampler's snapshot (no_proc) uses the code objects it knows
-	 * without reading them, and notes them here; pyframes_check_codes()
+	 * without reading them, and notes them here; pycode_check()
 	 * then reads the pointers that tell one code from another of all of
 	 * them in one system call.
 	 */
@@ -86,7 +86,7 @@ struct py_reader {
 	/*
 	 * The code objects the last snapshot's frames used: a sampler's next
 	 * snapshot checks them in the same system call that re-reads its
-	 * pages (pyframes_refresh), so that only new ones need the batch.
+	 * pages (pycode_refresh), so that only new ones need the batch.
 	 */
 	uint64_t *used;
 	size_t nused, aused;
@@ -149,20 +149,29 @@ void pyframes_read(struct py_reader *r, struct py_thread *t, unsigned depth);
  */
 bool pyframes_chain_may_end(const struct py_offsets *o, int owner, bool is_entry);
 void pyframes_free(struct py_thread *t);
+void pyframes_arena_free(struct str_arena *a);
+
+/* ---- core/pycode.c: code objects, cached across snapshots ---- */
+
+/* The largest line table read, in bytes; no offset into code is larger than 8 times it. */
+#define PYCODE_MAX_TABLE (1u << 20)
+
+/* The code object at addr, read or from the cache; NULL if it is none. */
+struct code_info *pycode_get(struct py_reader *r, uint64_t addr);
+void pycode_clear(struct code_info *c);
 /*
  * Check the code objects a batch_codes snapshot used unread; returns how
  * many turned out to be another object now (forgotten: the threads must
  * be read again).
  */
-size_t pyframes_check_codes(struct py_reader *r);
+size_t pycode_check(struct py_reader *r);
 /*
  * A sampler's snapshot begins: re-read these pages and check the code
  * objects the last snapshot used, all in one system call.  Then
- * pyframes_begin, as every snapshot does before its walks.
+ * pycode_begin, as every snapshot does before its walks.
  */
-void pyframes_refresh(struct py_reader *r, const uint64_t *pages, size_t npages);
-void pyframes_begin(struct py_reader *r);
-void pyframes_arena_free(struct str_arena *a);
+void pycode_refresh(struct py_reader *r, const uint64_t *pages, size_t npages);
+void pycode_begin(struct py_reader *r);
 /* What the frame reading keeps between snapshots (code objects, hints). */
 void pyframes_reader_free(struct py_reader *r);
 
