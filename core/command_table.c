@@ -356,6 +356,7 @@ static struct cmd_spec cmd_watch = {
 	.summary = "each call's arguments, result, exception and cost, as they happen",
 	.params = observed_params, .nparams = FP_NELEM(observed_params),
 	.options = watch_options, .noptions = FP_NELEM(watch_options),
+	.flags = CMD_JSON_STREAM,
 	.run = runner_cmd_watch,
 };
 
@@ -378,6 +379,7 @@ static struct cmd_spec cmd_trace = {
 	.summary = "where the time inside a call goes: its call tree with each call's cost",
 	.params = observed_params, .nparams = FP_NELEM(observed_params),
 	.options = trace_options, .noptions = FP_NELEM(trace_options),
+	.flags = CMD_JSON_STREAM,
 	.run = runner_cmd_trace,
 };
 
@@ -484,6 +486,7 @@ static struct cmd_spec cmd_tt = {
 	.options = tt_options, .noptions = FP_NELEM(tt_options),
 	.check = tt_check,
 	.params_with = "--time-tunnel",
+	.flags = CMD_JSON_STREAM,
 	.run = runner_cmd_tt,
 };
 
@@ -500,6 +503,7 @@ static struct cmd_spec cmd_monitor = {
 	.summary = "calls, failures and cost (average, min, max, p99) of a method, per cycle",
 	.params = observed_params, .nparams = FP_NELEM(observed_params),
 	.options = monitor_options, .noptions = FP_NELEM(monitor_options),
+	.flags = CMD_JSON_STREAM,
 	.run = runner_cmd_monitor,
 };
 
@@ -512,6 +516,7 @@ static struct cmd_spec cmd_reset = {
 	.usage = "[-a]",
 	.summary = "remove every watch, trace, tt and monitor of this client now",
 	.options = reset_options, .noptions = FP_NELEM(reset_options),
+	.flags = CMD_JSON_ANSWER,
 	.run = runner_cmd_reset,
 };
 
@@ -623,6 +628,7 @@ static struct cmd_spec cmd_mem_diff = {
 	.usage = "[--interval SECONDS] [--limit N] [--order descending|ascending]",
 	.summary = "what grew between two snapshots, by type",
 	.options = mem_diff_options, .noptions = FP_NELEM(mem_diff_options),
+	.flags = CMD_JSON_ANSWER,
 	.run = runner_cmd_mem_diff,
 };
 
@@ -645,6 +651,7 @@ static struct cmd_spec cmd_mem_sites = {
 	.summary = "allocation sites (file:line) through tracemalloc, and what grew",
 	.params = mem_sites_params, .nparams = FP_NELEM(mem_sites_params),
 	.options = mem_sites_options, .noptions = FP_NELEM(mem_sites_options),
+	.flags = CMD_JSON_ANSWER,
 	.run = runner_cmd_mem_sites,
 };
 
@@ -652,6 +659,7 @@ static struct cmd_spec cmd_mem_rss = {
 	.name = "mem rss",
 	.usage = "",
 	.summary = "RSS, the Python allocator's arenas and the gap between them",
+	.flags = CMD_JSON_ANSWER,
 	.run = runner_cmd_mem_rss,
 };
 
@@ -684,6 +692,7 @@ static struct cmd_spec cmd_torch_profile = {
 	.summary = "profile the next call with torch.profiler",
 	.params = observed_params, .nparams = FP_NELEM(observed_params),
 	.options = torch_profile_options, .noptions = FP_NELEM(torch_profile_options),
+	.flags = CMD_JSON_STREAM,
 	.run = runner_cmd_torch_profile,
 };
 
@@ -717,6 +726,7 @@ static struct cmd_spec cmd_torch_memory = {
 	.options = torch_memory_options, .noptions = FP_NELEM(torch_memory_options),
 	.check = torch_memory_check,
 	.params_with = "--record",
+	.flags = CMD_JSON_STREAM,
 	.run = runner_cmd_torch_memory,
 };
 
@@ -733,6 +743,7 @@ static struct cmd_spec cmd_torch_modules = {
 	.usage = "[-n N] [--filter REGEX] [--timeout SECONDS]",
 	.summary = "per nn.Module: forward and backward time and memory, over N steps",
 	.options = torch_modules_options, .noptions = FP_NELEM(torch_modules_options),
+	.flags = CMD_JSON_STREAM,
 	.run = runner_cmd_torch_modules,
 };
 

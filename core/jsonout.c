@@ -11,6 +11,7 @@
 
 #include "core/command.h"
 #include "core/jsonrec.h"
+#include "core/jsonstream.h"
 #include "core/procfs.h"
 #include "core/procset.h"
 #include "core/pystack.h"
@@ -39,21 +40,6 @@ capture_write(void *ctx, const char *text, size_t len)
 {
 	sbuf_addn(&((struct capture *)ctx)->output, text, len);
 }
-
-static char *
-no_input(void *ctx, const char *prompt, bool *interrupted)
-{
-	(void)ctx, (void)prompt, (void)interrupted;
-	return NULL;
-}
-
-static void
-discard(void *ctx, const char *text, size_t len)
-{
-	(void)ctx, (void)text, (void)len;
-}
-
-static const struct runner_io quiet = { .read_line = no_input, .write = discard };
 
 static int
 stack_one(pid_t pid, const struct cmd_request *req, struct sbuf *out, char **cause)
@@ -103,13 +89,14 @@ static int
 answer_json(struct runner *r, const char *name, const char *line, struct sbuf *out, char **cause)
 {
 	struct capture c = { 0 };
-	struct runner_io io = {
-		.read_line = no_input, .write = capture_write, .answer = capture_answer, .ctx = &c,
-	};
+	struct runner_io io = jsonstream_quiet;
 	struct sbuf text = { 0 };
 	json_t *rec;
 	int rc;
 
+	io.write = capture_write;
+	io.answer = capture_answer;
+	io.ctx = &c;
 	runner_set_io(r, &io);
 	rc = runner_exec(r, line, &text, cause);
 	if (rc == FP_OK && c.data == NULL)
@@ -124,7 +111,7 @@ answer_json(struct runner *r, const char *name, const char *line, struct sbuf *o
 		jsonrec_emit(out, rec);
 	}
 	/* c is gone after this: the runner keeps no pointer to it. */
-	runner_set_io(r, &quiet);
+	runner_set_io(r, &jsonstream_quiet);
 	json_decref(c.data);
 	sbuf_free(&c.output);
 	sbuf_free(&text);
@@ -177,13 +164,61 @@ answer_json_each(struct runner *r, const char *name, const char *line, struct sb
 	return rc;
 }
 
+/* What --json gives for a command (doc/json.md's "command" record). */
+static const char *
+json_kind(const struct cmd_spec *spec)
+{
+	if (strcmp(spec->name, "stack") == 0)
+		return "stack";
+	if (strcmp(spec->name, "help") == 0)
+		return "command";
+	if (spec->flags & CMD_JSON_STREAM)
+		return "stream";
+	if (spec->flags & CMD_JSON_ANSWER)
+		return "answer";
+	return "refused";
+}
+
+static void
+help_record(struct sbuf *out, const struct cmd_spec *spec)
+{
+	json_t *rec = jsonrec_new("command");
+
+	json_object_set_new(rec, "name", json_string(spec->name));
+	json_object_set_new(rec, "usage", json_string(spec->usage ? spec->usage : ""));
+	json_object_set_new(rec, "summary", json_string(spec->summary ? spec->summary : ""));
+	json_object_set_new(rec, "available", json_boolean(!(spec->flags & CMD_PLANNED) &&
+	    !(spec->flags & (CMD_TUI | CMD_LINEMODE))));
+	json_object_set_new(rec, "json", json_string(json_kind(spec)));
+	jsonrec_emit(out, rec);
+}
+
+/* help [NAME]: one "command" record per command (a subcommand's own). */
 static int
-json_exec(struct runner *r, const char *line, struct sbuf *out, bool *keep, char **cause)
+help_json(const struct cmd_request *req, struct sbuf *out, char **cause)
+{
+	const struct cmd_spec *const *all, *one = NULL;
+	size_t i, k, n;
+
+	if (req->nargs > 0 && (one = command_find(req->args[0])) == NULL)
+		return fail(cause, FP_EUSAGE, "help: no command '%s'", req->args[0]);
+	all = one != NULL ? &one : command_all(&n);
+	if (one != NULL)
+		n = 1;
+	for (i = 0; i < n; i++)
+		for (k = 0; k < (all[i]->nsubs ? all[i]->nsubs : 1); k++)
+			help_record(out, all[i]->nsubs ? all[i]->subs[k] : all[i]);
+	return FP_OK;
+}
+
+static int
+json_exec(struct runner *r, const char *line, FILE *live, struct sbuf *out, bool *keep,
+    char **cause)
 {
 	struct cmd_request *req;
 	struct sbuf takes = { 0 };
 	const char *name;
-	bool all, answers;
+	bool all, answers, streams;
 	int rc;
 
 	if ((rc = command_parse(line, &req, cause)) != FP_OK)
@@ -191,21 +226,31 @@ json_exec(struct runner *r, const char *line, struct sbuf *out, bool *keep, char
 	if (req == NULL)
 		return fail(cause, FP_EUSAGE, "--json: the command is empty");
 	name = req->spec->name;
-	if (strcmp(name, "stack") == 0) {
-		rc = stack_json(r, req, out, cause);
+	if (strcmp(name, "stack") == 0 || strcmp(name, "help") == 0) {
+		rc = name[0] == 's' ? stack_json(r, req, out, cause) : help_json(req, out, cause);
 		command_request_free(req);
 		return rc;
 	}
+	if (req->spec->flags & CMD_INTERACTIVE) {
+		command_request_free(req);
+		return fail(cause, FP_EUSAGE, "%s: interactive (it reads lines from the terminal): "
+		    "no --json records; run code with execute", name);
+	}
 	all = command_opt(req, "--all") != NULL;
 	answers = (req->spec->flags & CMD_JSON_ANSWER) != 0;
+	streams = (req->spec->flags & CMD_JSON_STREAM) != 0;
 	command_request_free(req);
+	if (streams)
+		return jsonstream_exec(r, name, line, live, out, keep, cause);
 	if (answers)
 		return all && runner_procset(r) != NULL ?
 		    answer_json_each(r, name, line, out, keep, cause) :
 		    answer_json(r, name, line, out, cause);
 	command_names_with(&takes, CMD_JSON_ANSWER);
-	rc = fail(cause, FP_EUSAGE, "%s: no --json records yet (--json takes stack, %s)", name,
-	    takes.s ? takes.s : "");
+	sbuf_add(&takes, ", ");
+	command_names_with(&takes, CMD_JSON_STREAM);
+	rc = fail(cause, FP_EUSAGE, "%s: no --json records (--json takes stack, help, %s)", name,
+	    takes.s);
 	sbuf_free(&takes);
 	return rc;
 }
@@ -215,7 +260,7 @@ jsonout_exec(struct runner *r, const char *line, struct sbuf *out, char **cause)
 {
 	bool keep = false;
 
-	return json_exec(r, line, out, &keep, cause);
+	return json_exec(r, line, NULL, out, &keep, cause);
 }
 
 int
@@ -226,7 +271,8 @@ jsonout_main(struct runner *r, const char *line)
 	bool keep = false;
 	int rc;
 
-	rc = json_exec(r, line, &out, &keep, &cause);
+	/* Streaming commands write their records as they come. */
+	rc = json_exec(r, line, stdout, &out, &keep, &cause);
 	/* Records only when the whole command succeeded, never a part of them;
 	 * but a member's failure over a set is a record of its own. */
 	if (rc == FP_OK || keep)

@@ -505,6 +505,8 @@ runner_stream(struct runner *r, const char *cmd, json_t *args, long timeout_s,
 		if (msg.root != NULL) {
 			struct output_chunk chunk;
 
+			if (r->io.event != NULL)
+				r->io.event(r->io.ctx, cmd, &msg);
 			if (on_event != NULL) {
 				on_event(r, ctx, &msg);
 			} else {

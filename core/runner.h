@@ -74,6 +74,12 @@ struct runner_io {
 	 * before the command renders it: --json (core/jsonout) keeps its data.
 	 */
 	void (*answer)(void *ctx, const char *cmd, const struct proto_msg *end);
+	/*
+	 * May be NULL.  Every event the agent streamed to a command, as it
+	 * came, before the command renders it: --json (core/jsonstream)
+	 * prints each as a record.
+	 */
+	void (*event)(void *ctx, const char *cmd, const struct proto_msg *msg);
 	bool interactive;	/* prompts, banner; errors do not end the console */
 	void *ctx;
 };

@@ -1,0 +1,134 @@
+"""--json for the streaming commands (issue 13): one "event" record per
+event the agent sent, printed as it arrives, then one "end" record saying
+how the command ended; and `help --json`: every command of the table says
+what --json gives for it, and every one that gives nothing refuses in one
+line.  The target (tests/agent/targets/watch_target.py) calls add() from a
+"driver" thread every few milliseconds."""
+
+import json
+import os
+import signal
+import subprocess
+
+import pytest
+
+from conftest import AGENT_TESTS, BINARY, EXIT_OK, EXIT_USAGE
+
+WATCH_TARGET = os.path.join(AGENT_TESTS, "targets", "watch_target.py")
+
+# What --json gives for each command of the table: a command added without
+# a decision fails test_every_command_decided.
+DECIDED = {
+    "help": "command", "stack": "stack",
+    "getglobal": "answer", "vmtool": "answer", "module": "answer", "execute": "answer",
+    "reset": "answer", "mem summary": "answer", "mem diff": "answer", "mem sites": "answer",
+    "mem rss": "answer",
+    "watch": "stream", "trace": "stream", "tt": "stream", "monitor": "stream",
+    "torch profile": "stream", "torch memory": "stream", "torch modules": "stream",
+    "console": "refused", "perf": "refused", "gilstat on": "refused", "gilstat off": "refused",
+    "quit": "refused", "save": "refused", "theme": "refused", "delay": "refused",
+    "flame": "refused",
+}
+
+
+@pytest.fixture
+def target(python, launch):
+    t = launch(WATCH_TARGET, python)
+    yield t
+    import shutil
+    shutil.rmtree("/tmp/.flight_profiler-%d" % t.pid, ignore_errors=True)
+
+
+def version():
+    out = subprocess.run([BINARY, "--version"], stdout=subprocess.PIPE, check=True).stdout
+    return out.decode().split()[1]
+
+
+def records(result, command, pid):
+    assert result.code == EXIT_OK and result.stderr == "", result.describe()
+    recs = [json.loads(line) for line in result.stdout.splitlines()]
+    v = version()
+    for r in recs:
+        assert r["version"] == v and r["command"] == command and r["pid"] == pid, r
+        assert r["type"] in ("event", "end"), r
+    assert [r["type"] for r in recs].count("end") == 1 and recs[-1]["type"] == "end", recs
+    assert recs[-1]["events"] == len(recs) - 1, recs
+    return recs[:-1], recs[-1]
+
+
+def hooks_left(profiler, pid):
+    r = profiler.cmd(pid, 'execute "import __main__; print(__main__.hooks_left())"')
+    assert r.code == EXIT_OK, r.describe()
+    return r.stdout.strip()
+
+
+def test_watch_trace_monitor_tt_records(profiler, target):
+    pid = target.pid
+    events, end = records(profiler.run(pid, "--json", "--cmd", "watch __main__ add -n 3"),
+                          "watch", pid)
+    assert events[0]["data"]["started"] is True, events
+    assert [e["data"]["index"] for e in events[1:]] == [1, 2, 3], events
+    assert all(e["data"]["method"] == "__main__.add" for e in events[1:]), events
+    assert end["how"] == "done" and end["error"] is None and end["data"]["shown"] == 3, end
+    events, end = records(profiler.run(pid, "--json", "--cmd", "trace __main__ add -n 2"),
+                          "trace", pid)
+    assert len(events) == 3 and events[1]["data"]["tree"]["name"] == "add", events
+    assert end["how"] == "done", end
+    events, end = records(profiler.run(pid, "--json", "--cmd", "monitor __main__ add -c 0.1 -n 2"),
+                          "monitor", pid)
+    assert [e["data"]["cycle"] for e in events[1:]] == [1, 2], events
+    assert end["how"] == "done" and end["data"]["cycles"] == 2, end
+    events, end = records(profiler.run(pid, "--json", "--cmd", "tt -t __main__ add -n 2"),
+                          "tt", pid)
+    first = events[1]["data"]["index"]
+    assert [e["data"]["index"] for e in events[1:]] == [first, first + 1], events
+    assert end["how"] == "done" and end["data"]["recorded"] == 2, end
+    events, end = records(profiler.run(pid, "--json", "--cmd", "tt -l"), "tt", pid)
+    assert events == [] and [row["index"] for row in end["data"]["rows"]] == [first, first + 1]
+    events, end = records(profiler.run(pid, "--json", "--cmd", "tt -i %d" % first), "tt", pid)
+    assert len(events) == 1 and events[0]["data"]["index"] == first, events
+    assert hooks_left(profiler, pid) == "[]"
+    # A bad name: its one line, no records, as without --json.
+    r = profiler.run(pid, "--json", "--cmd", "watch __main__ nosuch -n 3")
+    assert r.code != EXIT_OK and r.stdout == "" and "'nosuch' not found" in r.error_line(), \
+        r.describe()
+
+
+def test_records_arrive_live_and_ctrl_c_ends_them(profiler, target):
+    """A filter no call passes: the watch can only end by Ctrl-C, so the
+    started record read from the pipe came while it ran."""
+    pid = target.pid
+    proc = subprocess.Popen([BINARY, str(pid), "--json", "--cmd",
+                             "watch __main__ add -n 3 -f False"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        started = json.loads(proc.stdout.readline())
+        assert started["type"] == "event" and started["data"]["started"] is True, started
+        assert proc.poll() is None
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == EXIT_OK, err
+    lines = out.decode().splitlines()
+    assert len(lines) == 1, lines
+    end = json.loads(lines[0])
+    assert end["type"] == "end" and end["how"] == "cancelled" and end["events"] == 1, end
+    assert hooks_left(profiler, pid) == "[]"
+
+
+def test_every_command_decided(profiler, target):
+    r = profiler.run("--json", "--cmd", "help")
+    assert r.code == EXIT_OK and r.stderr == "", r.describe()
+    recs = [json.loads(line) for line in r.stdout.splitlines()]
+    assert all(rec["type"] == "command" and rec["version"] == version() for rec in recs)
+    got = {rec["name"]: rec["json"] for rec in recs}
+    assert got == DECIDED, got
+    for rec in recs:
+        if rec["json"] != "refused":
+            continue
+        r = profiler.run(target.pid, "--json", "--cmd", rec["name"])
+        assert r.code == EXIT_USAGE and r.stdout == "" and len(r.stderr.splitlines()) == 1, \
+            r.describe()
