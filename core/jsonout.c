@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/command.h"
+#include "core/jsonperf.h"
 #include "core/jsonrec.h"
 #include "core/jsonstream.h"
 #include "core/procfs.h"
@@ -172,6 +173,8 @@ json_kind(const struct cmd_spec *spec)
 		return "stack";
 	if (strcmp(spec->name, "help") == 0)
 		return "command";
+	if (strcmp(spec->name, "perf") == 0)
+		return "perf";
 	if (spec->flags & CMD_JSON_STREAM)
 		return "stream";
 	if (spec->flags & CMD_JSON_ANSWER)
@@ -231,6 +234,11 @@ json_exec(struct runner *r, const char *line, FILE *live, struct sbuf *out, bool
 		command_request_free(req);
 		return rc;
 	}
+	if (strcmp(name, "perf") == 0) {
+		rc = jsonperf_exec(r, req, out, cause);
+		command_request_free(req);
+		return rc;
+	}
 	if (req->spec->flags & CMD_INTERACTIVE) {
 		command_request_free(req);
 		return fail(cause, FP_EUSAGE, "%s: interactive (it reads lines from the terminal): "
@@ -249,8 +257,8 @@ json_exec(struct runner *r, const char *line, FILE *live, struct sbuf *out, bool
 	command_names_with(&takes, CMD_JSON_ANSWER);
 	sbuf_add(&takes, ", ");
 	command_names_with(&takes, CMD_JSON_STREAM);
-	rc = fail(cause, FP_EUSAGE, "%s: no --json records (--json takes stack, help, %s)", name,
-	    takes.s);
+	rc = fail(cause, FP_EUSAGE, "%s: no --json records (--json takes stack, perf, help, %s)",
+	    name, takes.s);
 	sbuf_free(&takes);
 	return rc;
 }

@@ -261,49 +261,74 @@ perf_over_set(const struct proc_set_spec *spec, const struct perf_args *a,
 }
 
 int
-perf_cmd_run(void *ctx, const struct cmd_request *req, struct sbuf *out, char **cause)
+perf_profile_one(pid_t pid, const struct cmd_request *req, bool always_write,
+    struct perf_one *o, char **cause)
 {
-	const struct proc_set_spec *spec = runner_procset(ctx);
-	pid_t pid = runner_pid(ctx);
 	struct perf_args a;
-	struct sampler *s = NULL;
-	struct sampler_set one = { &s, 1, NULL, NULL };
-	struct profile *prof = NULL;
-	char *summary = NULL, *title = NULL;
-	int fd, rc;
+	struct sampler_set one = { &o->s, 1, NULL, NULL };
+	char *title;
+	int fd = -1, rc;
 
-	if (spec != NULL && command_arg(req, "pid") == NULL)
-		pid = 1;	/* parse_args wants one; the set is sampled */
+	memset(o, 0, sizeof *o);
 	if ((rc = parse_args(pid, req, &a, cause)) != FP_OK)
 		return rc;
-	if (spec != NULL && command_arg(req, "pid") == NULL)
-		return perf_over_set(spec, &a, req, out, cause);
 	if (command_opt(req, "--merge") != NULL)
 		return fail(cause, FP_EUSAGE, "perf: --merge folds the processes of a set together: "
 		    "flight_profiler PID --tree, --match REGEX or PID,PID,...");
+	o->pid = a.pid;
+	o->format = a.format;
+	o->rate = a.so.rate;
+	o->mode = mode_names[a.so.mode];
+	o->file = always_write || command_opt(req, "--filepath") != NULL ? a.file : NULL;
 	/* The process first: a pid that is not Python leaves no empty file behind. */
-	if ((rc = sampler_open(a.pid, &a.so, &s, cause)) != FP_OK)
+	if ((rc = sampler_open(a.pid, &a.so, &o->s, cause)) != FP_OK)
 		return rc;
 	/* Checked before sampling: a minute of samples is not lost to a typo. */
-	if ((fd = perf_open_output(a.file, cause)) < 0) {
-		sampler_close(s);
+	if (o->file != NULL && (fd = perf_open_output(a.file, cause)) < 0)
 		return -fd;
-	}
-	prof = profile_new(a.threads);
-	rc = perf_sample(&one, perf_sink, prof, cause);
-	summary = sampler_summary(s);
+	o->prof = profile_new(a.threads);
+	rc = perf_sample(&one, perf_sink, o->prof, cause);
+	o->summary = sampler_summary(o->s);
+	if (o->file == NULL)
+		return rc;
 	title = xasprintf("flight_profiler perf: process %d, CPython %s, mode %s%s",
-	    (int)a.pid, sampler_version(s), mode_names[a.so.mode], a.so.idle ? " (with idle)" : "");
-	rc = perf_write_kept(rc, fd, prof, a.format, a.file, title, summary, cause);
-	if (rc == FP_OK) {
-		if (sampler_stats(s)->exited)
-			termsafe_addf(out, "process %d exited while sampled: ", (int)a.pid);
-		termsafe_addf(out, "Write %s to %s successfully! %s\n", format_names[a.format], a.file,
-		    summary);
-	}
-	free(summary);
+	    (int)a.pid, sampler_version(o->s), o->mode, a.so.idle ? " (with idle)" : "");
+	rc = perf_write_kept(rc, fd, o->prof, a.format, a.file, title, o->summary, cause);
 	free(title);
-	profile_free(prof);
-	sampler_close(s);
+	return rc;
+}
+
+void
+perf_one_clear(struct perf_one *o)
+{
+	free(o->summary);
+	profile_free(o->prof);
+	if (o->s != NULL)
+		sampler_close(o->s);
+	memset(o, 0, sizeof *o);
+}
+
+int
+perf_cmd_run(void *ctx, const struct cmd_request *req, struct sbuf *out, char **cause)
+{
+	const struct proc_set_spec *spec = runner_procset(ctx);
+	struct perf_args a;
+	struct perf_one o;
+	int rc;
+
+	if (spec != NULL && command_arg(req, "pid") == NULL) {
+		/* parse_args wants a pid; the set is sampled. */
+		if ((rc = parse_args(1, req, &a, cause)) != FP_OK)
+			return rc;
+		return perf_over_set(spec, &a, req, out, cause);
+	}
+	rc = perf_profile_one(runner_pid(ctx), req, true, &o, cause);
+	if (rc == FP_OK) {
+		if (sampler_stats(o.s)->exited)
+			termsafe_addf(out, "process %d exited while sampled: ", (int)o.pid);
+		termsafe_addf(out, "Write %s to %s successfully! %s\n", format_names[o.format],
+		    o.file, o.summary);
+	}
+	perf_one_clear(&o);
 	return rc;
 }

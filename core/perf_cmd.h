@@ -20,6 +20,26 @@
  */
 cmd_run_fn perf_cmd_run;
 
+/*
+ * perf of one process (pid, or the one req names), for the text above
+ * and for --json (core/jsonperf): sampled until -d, Ctrl-C or its exit,
+ * and written to its file (-f, or the default one with always_write).
+ * *o is filled as far as it got; perf_one_clear it in every case.
+ */
+struct perf_one {
+	pid_t pid;
+	int format;
+	unsigned rate;			/* samples per second asked */
+	const char *mode;		/* "wall", "cpu", "gil" */
+	const char *file;		/* written; NULL: none */
+	struct sampler *s;
+	struct profile *prof;
+	char *summary;			/* sampler_summary */
+};
+int perf_profile_one(pid_t pid, const struct cmd_request *req, bool always_write,
+    struct perf_one *o, char **cause);
+void perf_one_clear(struct perf_one *o);
+
 struct profile;
 /* "svg", "collapsed", "speedscope", "text": its number, or -1. */
 int perf_format_named(const char *name);

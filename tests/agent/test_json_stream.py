@@ -25,7 +25,7 @@ DECIDED = {
     "mem rss": "answer",
     "watch": "stream", "trace": "stream", "tt": "stream", "monitor": "stream",
     "torch profile": "stream", "torch memory": "stream", "torch modules": "stream",
-    "console": "refused", "perf": "refused", "gilstat on": "refused", "gilstat off": "refused",
+    "console": "refused", "perf": "perf", "gilstat on": "refused", "gilstat off": "refused",
     "quit": "refused", "save": "refused", "theme": "refused", "delay": "refused",
     "flame": "refused",
 }
@@ -132,3 +132,30 @@ def test_every_command_decided(profiler, target):
         r = profiler.run(target.pid, "--json", "--cmd", rec["name"])
         assert r.code == EXIT_USAGE and r.stdout == "" and len(r.stderr.splitlines()) == 1, \
             r.describe()
+
+
+def test_perf_records(profiler, target, python, tmp_path):
+    """perf -d 1: a perf_stack record per distinct stack, root first, whose
+    counts sum to the perf record's samples, which are the sampler's own
+    count (its summary line); no file without -f, the file with it."""
+    if python.version_info[:2] not in ((3, 8), (3, 12), (3, 13)):
+        pytest.skip("perf --json: on 3.8, 3.12 and 3.13 (one second each)")
+    r = profiler.run(target.pid, "--json", "--cmd", "perf -d 1 --threads", cwd=str(tmp_path))
+    assert r.code == EXIT_OK and r.stderr == "", r.describe()
+    recs = [json.loads(line) for line in r.stdout.splitlines()]
+    assert all(rec["version"] == version() and rec["pid"] == target.pid for rec in recs)
+    stacks, summary = recs[:-1], recs[-1]
+    assert summary["type"] == "perf" and summary["file"] is None, summary
+    assert all(s["type"] == "perf_stack" and s["count"] > 0 for s in stacks), stacks
+    assert sum(s["count"] for s in stacks) == summary["samples"] > 0, recs
+    assert summary["summary"].startswith("%d samples " % summary["samples"]), summary
+    assert summary["stacks"] == len(stacks) and summary["mode"] == "wall", summary
+    drive = [s for s in stacks if any(f["function"] == "drive" for f in s["frames"])]
+    assert drive and all(s["thread"].startswith("thread driver") for s in drive), stacks
+    assert all(s["frames"][0]["function"].endswith("_bootstrap") for s in drive), drive
+    assert os.listdir(str(tmp_path)) == [], "perf --json without -f wrote a file"
+    out = tmp_path / "p.collapsed"
+    r = profiler.run(target.pid, "--json", "--cmd", "perf -d 0.3 -f %s" % out)
+    assert r.code == EXIT_OK, r.describe()
+    assert json.loads(r.stdout.splitlines()[-1])["file"] == str(out)
+    assert "drive" in out.read_text()
