@@ -159,3 +159,29 @@ def test_perf_records(profiler, target, python, tmp_path):
     assert r.code == EXIT_OK, r.describe()
     assert json.loads(r.stdout.splitlines()[-1])["file"] == str(out)
     assert "drive" in out.read_text()
+
+
+def test_target_exit_ends_the_stream(profiler, launch, python):
+    """The target exits (by itself, status 0) while watched: the records so
+    far, then an end record saying so, and a failure status."""
+    if python.version_info[:2] not in ((3, 8), (3, 12), (3, 13)):
+        pytest.skip("on 3.8, 3.12 and 3.13")
+    t = launch(WATCH_TARGET, python, expect_exit=True)
+    proc = subprocess.Popen([BINARY, str(t.pid), "--json", "--cmd",
+                             "watch __main__ add -f False"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        started = json.loads(proc.stdout.readline())
+        assert started["data"]["started"] is True, started
+        r = profiler.cmd(t.pid, 'execute "import os, threading; '
+                         'threading.Timer(0.2, os._exit, (0,)).start()"')
+        assert r.code == EXIT_OK, r.describe()
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode not in (EXIT_OK, EXIT_USAGE), err
+    end = json.loads(out.decode())
+    assert end["type"] == "end" and end["how"] == "exited" and end["events"] == 1, end
+    assert ("process %d exited" % t.pid) in end["error"], end
