@@ -185,3 +185,25 @@ def test_target_exit_ends_the_stream(profiler, launch, python):
     end = json.loads(out.decode())
     assert end["type"] == "end" and end["how"] == "exited" and end["events"] == 1, end
     assert ("process %d exited" % t.pid) in end["error"], end
+
+
+def test_mem_and_reset_answer(profiler, target):
+    """mem diff, mem sites diff -i, mem rss and reset: one answer record
+    each, the agent's data (mem sites diff -i: the diff's, the last)."""
+    pid = target.pid
+
+    def answer(command):
+        r = profiler.run(pid, "--json", "--cmd", command)
+        assert r.code == EXIT_OK and r.stderr == "", r.describe()
+        (rec,) = [json.loads(line) for line in r.stdout.splitlines()]
+        assert rec["type"] == "answer" and rec["pid"] == pid and rec["version"] == version()
+        return rec
+
+    rec = answer("mem rss")
+    assert rec["command"] == "mem rss" and rec["data"]["rss"] > 0, rec
+    rec = answer("mem diff --interval 0.1 --limit 2")
+    assert rec["command"] == "mem diff" and rec["data"]["action"] == "diff", rec
+    rec = answer("mem sites diff -i 0.2")
+    assert rec["command"] == "mem sites" and isinstance(rec["data"]["rows"], list), rec
+    rec = answer("reset")
+    assert rec["command"] == "reset" and rec["data"]["removed"] == [], rec
