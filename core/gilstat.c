@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/jsonrec.h"
 #include "core/termsafe.h"
 
 /* Warning lines kept between two flushes; the rest are counted. */
@@ -311,4 +312,64 @@ gilstat_warnings(struct gilstat *gs, struct sbuf *out)
 		    (unsigned long long)gs->wmore);
 	gs->nw = 0;
 	gs->wmore = 0;
+}
+
+/* Each thread's figures, as the text's columns (nanoseconds). */
+static json_t *
+thread_json(const struct gthread *t, bool exact)
+{
+	json_t *j = json_object();
+
+	json_object_set_new(j, "tid", json_integer(t->tid));
+	json_object_set_new(j, "name", jsonrec_string(t->name));
+	if (exact)
+		json_object_update_new(j, json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}",
+		    "takecnt", (json_int_t)t->takecnt, "hold_all_ns", (json_int_t)t->hold_all,
+		    "hold_avg_ns", (json_int_t)avg(t->hold_all, t->holds),
+		    "take_all_ns", (json_int_t)t->take_all,
+		    "take_avg_ns", (json_int_t)avg(t->take_all, t->takecnt),
+		    "dropcnt", (json_int_t)t->dropcnt, "drop_all_ns", (json_int_t)t->drop_all,
+		    "drop_avg_ns", (json_int_t)avg(t->drop_all, t->dropcnt),
+		    "holds", (json_int_t)t->holds));
+	else
+		json_object_update_new(j, json_pack("{s:I,s:I,s:I,s:I,s:I}",
+		    "samples", (json_int_t)t->samples, "held_ns", (json_int_t)t->held_ns,
+		    "wait_ns", (json_int_t)t->wait_ns, "seen_ns", (json_int_t)t->seen_ns,
+		    "longest_hold_ns", (json_int_t)t->longest_hold));
+	return j;
+}
+
+json_t *
+gilstat_report_json(struct gilstat *gs)
+{
+	json_t *threads = json_array();
+	size_t i, n = gs->nth;
+
+	qsort(gs->th, gs->nth, sizeof *gs->th, cmp_hold);
+	if (n > gs->o.max_threads)
+		n = gs->o.max_threads;
+	for (i = 0; i < n; i++)
+		json_array_append_new(threads, thread_json(&gs->th[i], gs->exact));
+	return json_pack("{s:b,s:o,s:I}", "exact", gs->exact, "threads", threads,
+	    "more", (json_int_t)(gs->nth - n));
+}
+
+json_t *
+gilstat_warnings_json(struct gilstat *gs, uint64_t *more)
+{
+	json_t *all = json_array();
+	size_t i;
+
+	qsort(gs->w, gs->nw, sizeof *gs->w, cmp_end);
+	for (i = 0; i < gs->nw; i++) {
+		const struct warning *w = &gs->w[i];
+
+		json_array_append_new(all, json_pack("{s:i,s:s,s:I,s:I}", "tid", (int)w->tid,
+		    "what", w->take ? "take" : "hold", "ns", (json_int_t)w->ns,
+		    "threshold_ns", (json_int_t)(w->take ? gs->o.take_ns : gs->o.hold_ns)));
+	}
+	*more = gs->wmore;
+	gs->nw = 0;
+	gs->wmore = 0;
+	return all;
 }

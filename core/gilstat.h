@@ -17,6 +17,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <jansson.h>
+
 #include "core/gilprobe.h"
 #include "core/pystack.h"
 #include "core/util.h"
@@ -50,5 +52,12 @@ void gilstat_report(struct gilstat *gs, const char *header, struct sbuf *out);
  * last call (at most a screenful; the rest counted); nothing when none.
  */
 void gilstat_warnings(struct gilstat *gs, struct sbuf *out);
+/*
+ * The same as JSON, for --json (core/jsonrec adds type and version): the
+ * report's {"exact", "threads": [...], "more"}, and the warnings since
+ * the last call as an array (empty when none; "more" counted in *more).
+ */
+json_t *gilstat_report_json(struct gilstat *gs);
+json_t *gilstat_warnings_json(struct gilstat *gs, uint64_t *more);
 
 #endif

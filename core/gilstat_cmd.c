@@ -12,6 +12,7 @@
 #include "core/gilprobe.h"
 #include "core/gilreg.h"
 #include "core/gilstat.h"
+#include "core/jsonrec.h"
 #include "core/procfs.h"
 #include "core/pyruntime.h"
 #include "core/pystack.h"
@@ -39,6 +40,7 @@ struct gilstat_run {
 	uint64_t interval_ns;
 	char *header;
 	uint64_t start_ns;
+	bool json;			/* records (doc/json.md), not text */
 };
 
 static volatile sig_atomic_t gil_stop;
@@ -138,12 +140,36 @@ refresh_names(struct gilstat_run *g)
 	free(cause);
 }
 
+/* --json: rec with the command and the process, written as one line. */
+static void
+emit_record(struct gilstat_run *g, json_t *rec, json_t *fields)
+{
+	struct sbuf b = { 0 };
+
+	json_object_set_new(rec, "command", json_string("gilstat on"));
+	json_object_set_new(rec, "pid", json_integer(g->pid));
+	json_object_update_new(rec, fields);
+	jsonrec_emit(&b, rec);
+	if (b.s != NULL)
+		runner_write(g->r, b.s);
+	sbuf_free(&b);
+}
+
 static void
 emit_report(struct gilstat_run *g, uint64_t now)
 {
 	struct sbuf b = { 0 };
 	char *h;
 
+	if (g->json) {
+		json_t *f = gilstat_report_json(g->gs);
+
+		json_object_set_new(f, "since_s", json_real((double)(now - g->start_ns) / 1e9));
+		json_object_set_new(f, "lost", json_integer(g->gp != NULL ?
+		    (json_int_t)gilprobe_lost(g->gp) : 0));
+		emit_record(g, jsonrec_new("gilstat"), f);
+		return;
+	}
 	h = xasprintf("%s, %.1f s since gilstat on", g->header, (double)(now - g->start_ns) / 1e9);
 	gilstat_report(g->gs, h, &b);
 	if (g->gp != NULL && gilprobe_lost(g->gp) > 0)
@@ -158,7 +184,18 @@ static void
 emit_warnings(struct gilstat_run *g)
 {
 	struct sbuf b = { 0 };
+	uint64_t more = 0;
+	json_t *w;
 
+	if (g->json) {
+		w = gilstat_warnings_json(g->gs, &more);
+		if (json_array_size(w) > 0 || more > 0)
+			emit_record(g, jsonrec_new("gil_warnings"), json_pack("{s:o,s:I}",
+			    "warnings", w, "more", (json_int_t)more));
+		else
+			json_decref(w);
+		return;
+	}
 	gilstat_warnings(g->gs, &b);
 	if (b.len > 0)
 		runner_write(g->r, b.s);
@@ -248,10 +285,40 @@ describe(const struct pyruntime *rt, const struct gilprobe *gp, const char *why)
 	    "not exact because %s)", (int)rt->pid, rt->version, SAMPLE_HZ, why);
 }
 
-int
-gilstat_cmd_on(void *ctx, const struct cmd_request *req, struct sbuf *out, char **cause)
+/* The first words: what is measured and how, as a line or a record. */
+static void
+emit_start(struct gilstat_run *g, const struct pyruntime *rt, double interval,
+    struct sbuf *out)
 {
-	struct gilstat_run g = { .r = ctx, .pid = runner_pid(ctx) };
+	if (g->json) {
+		emit_record(g, jsonrec_new("gilstat_on"), json_pack("{s:s,s:b,s:o,s:f}",
+		    "python", rt->version, "exact", g->gp != NULL,
+		    "how", jsonrec_string(g->header), "interval_s", interval));
+		return;
+	}
+	termsafe_addf(out, "gilstat on: %s; a report every %.1f s, Ctrl-C stops\n", g->header,
+	    interval);
+	runner_write(g->r, out->s);
+	out->len = 0;
+	out->s[0] = '\0';
+}
+
+static void
+emit_end(struct gilstat_run *g, bool alive, struct sbuf *out)
+{
+	if (g->json)
+		emit_record(g, jsonrec_new("end"), json_pack("{s:s}", "how",
+		    alive ? "cancelled" : "exited"));
+	else
+		sbuf_addf(out, alive ? "gilstat off: probes removed\n" :
+		    "gilstat off: process %d exited\n", (int)g->pid);
+}
+
+static int
+gilstat_on(struct runner *r, const struct cmd_request *req, bool json, struct sbuf *out,
+    char **cause)
+{
+	struct gilstat_run g = { .r = r, .pid = runner_pid(r), .json = json };
 	struct gilstat_opts o = { 0 };
 	struct gilreg *reg = NULL;
 	struct sigaction old[3];
@@ -284,11 +351,7 @@ gilstat_cmd_on(void *ctx, const struct cmd_request *req, struct sbuf *out, char 
 	g.interval_ns = (uint64_t)(interval * 1e9);
 	g.start_ns = now_ns();
 	refresh_names(&g);
-	termsafe_addf(out, "gilstat on: %s; a report every %.1f s, Ctrl-C stops\n", g.header,
-	    interval);
-	runner_write(g.r, out->s);
-	out->len = 0;
-	out->s[0] = '\0';
+	emit_start(&g, rt, interval, out);
 	signals_catch(old);
 	alive = loop(&g);
 	/* The probes go first: nothing of ours stays in the kernel a moment longer. */
@@ -298,13 +361,25 @@ gilstat_cmd_on(void *ctx, const struct cmd_request *req, struct sbuf *out, char 
 	signals_restore(old);
 	emit_warnings(&g);
 	emit_report(&g, now_ns());
-	sbuf_addf(out, alive ? "gilstat off: probes removed\n" :
-	    "gilstat off: process %d exited\n", (int)g.pid);
+	emit_end(&g, alive, out);
 	gilstat_free(g.gs);
 	py_reader_close(g.reader);
 	free(g.header);
 	free(why);
 	return FP_OK;
+}
+
+int
+gilstat_cmd_on(void *ctx, const struct cmd_request *req, struct sbuf *out, char **cause)
+{
+	return gilstat_on(ctx, req, false, out, cause);
+}
+
+int
+gilstat_on_json(struct runner *r, const struct cmd_request *req, struct sbuf *out,
+    char **cause)
+{
+	return gilstat_on(r, req, true, out, cause);
 }
 
 int

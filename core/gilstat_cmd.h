@@ -18,5 +18,13 @@
 
 /* The handlers in the command table; ctx is the runner. */
 cmd_run_fn gilstat_cmd_on, gilstat_cmd_off;
+/*
+ * gilstat on --json (core/jsonout): the same run, its start, reports,
+ * warnings and end as records written through the runner's io as they
+ * come (doc/json.md).
+ */
+struct runner;
+int gilstat_on_json(struct runner *r, const struct cmd_request *req, struct sbuf *out,
+    char **cause);
 
 #endif

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/command.h"
+#include "core/gilstat_cmd.h"
 #include "core/jsonperf.h"
 #include "core/jsonrec.h"
 #include "core/jsonstream.h"
@@ -165,6 +166,44 @@ answer_json_each(struct runner *r, const char *name, const char *line, struct sb
 	return rc;
 }
 
+/* Where gilstat on's records go as they come: the terminal (flushed), or out. */
+struct live {
+	FILE *f;
+	struct sbuf *out;
+};
+
+static void
+live_write(void *ctx, const char *text, size_t len)
+{
+	struct live *l = ctx;
+
+	if (l->f == NULL) {
+		sbuf_addn(l->out, text, len);
+		return;
+	}
+	fwrite(text, 1, len, l->f);
+	fflush(l->f);
+}
+
+static int
+gilstat_json(struct runner *r, const struct cmd_request *req, FILE *live, struct sbuf *out,
+    char **cause)
+{
+	struct live l = { live, out };
+	struct runner_io io = jsonstream_quiet;
+	struct sbuf text = { 0 };
+	int rc;
+
+	io.write = live_write;
+	io.ctx = &l;
+	runner_set_io(r, &io);
+	/* It fails only before its first record: then its one line, as usual. */
+	rc = gilstat_on_json(r, req, &text, cause);
+	runner_set_io(r, &jsonstream_quiet);
+	sbuf_free(&text);
+	return rc;
+}
+
 /* What --json gives for a command (doc/json.md's "command" record). */
 static const char *
 json_kind(const struct cmd_spec *spec)
@@ -175,6 +214,8 @@ json_kind(const struct cmd_spec *spec)
 		return "command";
 	if (strcmp(spec->name, "perf") == 0)
 		return "perf";
+	if (strcmp(spec->name, "gilstat on") == 0)
+		return "gilstat";
 	if (spec->flags & CMD_JSON_STREAM)
 		return "stream";
 	if (spec->flags & CMD_JSON_ANSWER)
@@ -234,8 +275,9 @@ json_exec(struct runner *r, const char *line, FILE *live, struct sbuf *out, bool
 		command_request_free(req);
 		return rc;
 	}
-	if (strcmp(name, "perf") == 0) {
-		rc = jsonperf_exec(r, req, out, cause);
+	if (strcmp(name, "perf") == 0 || strcmp(name, "gilstat on") == 0) {
+		rc = name[0] == 'p' ? jsonperf_exec(r, req, out, cause) :
+		    gilstat_json(r, req, live, out, cause);
 		command_request_free(req);
 		return rc;
 	}
@@ -257,8 +299,8 @@ json_exec(struct runner *r, const char *line, FILE *live, struct sbuf *out, bool
 	command_names_with(&takes, CMD_JSON_ANSWER);
 	sbuf_add(&takes, ", ");
 	command_names_with(&takes, CMD_JSON_STREAM);
-	rc = fail(cause, FP_EUSAGE, "%s: no --json records (--json takes stack, perf, help, %s)",
-	    name, takes.s);
+	rc = fail(cause, FP_EUSAGE, "%s: no --json records (--json takes stack, perf, "
+	    "gilstat on, help, %s)", name, takes.s);
 	sbuf_free(&takes);
 	return rc;
 }

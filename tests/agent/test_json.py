@@ -37,6 +37,6 @@ def test_answer_records(python, agent_target, profiler):
     # A failure: its one line, nothing on stdout.
     r = profiler.run(t.pid, "--json", "--cmd", "getglobal __main__ NO_SUCH_NAME")
     assert r.code != EXIT_OK and r.stdout == "" and len(r.stderr.splitlines()) == 1, r.describe()
-    r = profiler.run(t.pid, "--json", "--cmd", "gilstat on")
+    r = profiler.run(t.pid, "--json", "--cmd", "gilstat off")
     assert r.code == EXIT_USAGE and r.stdout == "" and "no --json records" in r.error_line(), \
         r.describe()

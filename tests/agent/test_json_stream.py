@@ -25,7 +25,7 @@ DECIDED = {
     "mem rss": "answer",
     "watch": "stream", "trace": "stream", "tt": "stream", "monitor": "stream",
     "torch profile": "stream", "torch memory": "stream", "torch modules": "stream",
-    "console": "refused", "perf": "perf", "gilstat on": "refused", "gilstat off": "refused",
+    "console": "refused", "perf": "perf", "gilstat on": "gilstat", "gilstat off": "refused",
     "quit": "refused", "save": "refused", "theme": "refused", "delay": "refused",
     "flame": "refused",
 }
@@ -54,6 +54,27 @@ def records(result, command, pid):
     assert [r["type"] for r in recs].count("end") == 1 and recs[-1]["type"] == "end", recs
     assert recs[-1]["events"] == len(recs) - 1, recs
     return recs[:-1], recs[-1]
+
+
+def live(pid, command, n, then=None, env=None):
+    """Run `--json --cmd command` and read its first n records from the
+    pipe while it still runs; then then() (default: Ctrl-C, SIGINT) ends
+    it.  -> (the n records, the records after them, exit status, stderr)."""
+    proc = subprocess.Popen([BINARY, str(pid), "--json", "--cmd", command],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    try:
+        first = [json.loads(proc.stdout.readline()) for _ in range(n)]
+        assert proc.poll() is None
+        if then is None:
+            proc.send_signal(signal.SIGINT)
+        else:
+            then()
+        out, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    return first, [json.loads(line) for line in out.decode().splitlines()], proc.returncode, err
 
 
 def hooks_left(profiler, pid):
@@ -98,23 +119,11 @@ def test_records_arrive_live_and_ctrl_c_ends_them(profiler, target):
     """A filter no call passes: the watch can only end by Ctrl-C, so the
     started record read from the pipe came while it ran."""
     pid = target.pid
-    proc = subprocess.Popen([BINARY, str(pid), "--json", "--cmd",
-                             "watch __main__ add -n 3 -f False"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        started = json.loads(proc.stdout.readline())
-        assert started["type"] == "event" and started["data"]["started"] is True, started
-        assert proc.poll() is None
-        proc.send_signal(signal.SIGINT)
-        out, err = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-    assert proc.returncode == EXIT_OK, err
-    lines = out.decode().splitlines()
-    assert len(lines) == 1, lines
-    end = json.loads(lines[0])
+    (started,), rest, code, err = live(pid, "watch __main__ add -n 3 -f False", 1)
+    assert started["type"] == "event" and started["data"]["started"] is True, started
+    assert code == EXIT_OK, err
+    assert len(rest) == 1, rest
+    end = rest[0]
     assert end["type"] == "end" and end["how"] == "cancelled" and end["events"] == 1, end
     assert hooks_left(profiler, pid) == "[]"
 
@@ -167,22 +176,16 @@ def test_target_exit_ends_the_stream(profiler, launch, python):
     if python.version_info[:2] not in ((3, 8), (3, 12), (3, 13)):
         pytest.skip("on 3.8, 3.12 and 3.13")
     t = launch(WATCH_TARGET, python, expect_exit=True)
-    proc = subprocess.Popen([BINARY, str(t.pid), "--json", "--cmd",
-                             "watch __main__ add -f False"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
-        started = json.loads(proc.stdout.readline())
-        assert started["data"]["started"] is True, started
+
+    def exit_soon():
         r = profiler.cmd(t.pid, 'execute "import os, threading; '
                          'threading.Timer(0.2, os._exit, (0,)).start()"')
         assert r.code == EXIT_OK, r.describe()
-        out, err = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
-    assert proc.returncode not in (EXIT_OK, EXIT_USAGE), err
-    end = json.loads(out.decode())
+
+    (started,), rest, code, err = live(t.pid, "watch __main__ add -f False", 1, exit_soon)
+    assert started["data"]["started"] is True, started
+    assert code not in (EXIT_OK, EXIT_USAGE), err
+    (end,) = rest
     assert end["type"] == "end" and end["how"] == "exited" and end["events"] == 1, end
     assert ("process %d exited" % t.pid) in end["error"], end
 
@@ -207,3 +210,24 @@ def test_mem_and_reset_answer(profiler, target):
     assert rec["command"] == "mem sites" and isinstance(rec["data"]["rows"], list), rec
     rec = answer("reset")
     assert rec["command"] == "reset" and rec["data"]["removed"] == [], rec
+
+
+@pytest.mark.parametrize("statistical", [False, True], ids=["exact", "statistical"])
+def test_gilstat_records_live(target, python, statistical):
+    """gilstat on --json: its start record, a gilstat record per interval
+    while it runs (read from the pipe before Ctrl-C), then an end record."""
+    if python.version_info[:2] not in ((3, 8), (3, 12)):
+        pytest.skip("gilstat --json: on 3.8 and 3.12")
+    env = dict(os.environ)
+    if statistical:
+        env["FP_GILSTAT_STATISTICAL"] = "1"
+    (start, report), recs, code, err = live(target.pid, "gilstat on 0 0 0.5", 2, env=env)
+    assert code == EXIT_OK, err
+    assert start["type"] == "gilstat_on" and start["pid"] == target.pid, start
+    assert report["type"] == "gilstat" and report["exact"] is start["exact"], report
+    assert not (statistical and start["exact"]), start
+    driver = [t for t in report["threads"] if t["name"] == "driver"]
+    assert len(driver) == 1, report
+    assert driver[0]["samples" if not report["exact"] else "takecnt"] > 0, report
+    assert all(r["type"] == "gilstat" for r in recs[:-1]), recs
+    assert recs[-1]["type"] == "end" and recs[-1]["how"] == "cancelled", recs

@@ -225,7 +225,7 @@ def test_json_records_of_a_set_and_of_one_process(python, launch, profiler):
     assert main["tid"] == workers[-1] and main["partial"] is False, r.describe()
     assert [f["function"] for f in main["frames"]][:1] == ["elsewhere"], r.describe()
     # A command without records: one line, nothing on stdout.
-    r = profiler.run(t.pid, "--json", "--cmd", "gilstat on")
+    r = profiler.run(t.pid, "--json", "--cmd", "gilstat off")
     assert r.code == EXIT_USAGE and r.stdout == "", r.describe()
     assert "no --json records" in r.error_line(), r.describe()
     assert all(healthy(p) for p in workers + [t.pid])
