@@ -8,9 +8,11 @@
 #include "core/jsonperf.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "core/jsonrec.h"
 #include "core/perf_cmd.h"
+#include "core/perfset.h"
 #include "core/profile.h"
 #include "core/sampler.h"
 
@@ -21,7 +23,19 @@ perf_frame(const struct profile_frame *fr)
 	    "function", jsonrec_string(fr->name), "native", fr->native);
 }
 
-/* The stack that ends at node i, root first; thread and process roots apart. */
+/* The pid in a process root's label ("pid 4101 python3 job.py", "rank 3 (pid 4101)"). */
+static json_int_t
+label_pid(const char *label)
+{
+	const char *at = label != NULL ? strstr(label, "pid ") : NULL;
+
+	return at != NULL ? strtol(at + 4, NULL, 10) : 0;
+}
+
+/*
+ * The stack that ends at node i, root first; thread and process roots
+ * apart.  pid 0: over a set, the process root's.
+ */
 static json_t *
 stack_record(const struct profile *p, pid_t pid, uint32_t i)
 {
@@ -38,11 +52,13 @@ stack_record(const struct profile *p, pid_t pid, uint32_t i)
 		} else if (fr->process) {
 			json_decref(process);
 			process = jsonrec_string(fr->name);
+			if (pid == 0)
+				pid = (pid_t)label_pid(fr->name);
 		} else {
 			json_array_insert_new(frames, 0, perf_frame(fr));
 		}
 	}
-	json_object_set_new(rec, "pid", json_integer(pid));
+	json_object_set_new(rec, "pid", pid != 0 ? json_integer(pid) : json_null());
 	json_object_set_new(rec, "count", json_integer((json_int_t)p->nodes[i].self));
 	json_object_set_new(rec, "thread", thread);
 	json_object_set_new(rec, "process", process);
@@ -75,25 +91,66 @@ summary_record(struct sbuf *out, const struct perf_one *o, size_t stacks, uint64
 	jsonrec_emit(out, rec);
 }
 
+/* A perf_stack record per node where samples ended; *stacks of them, *counted samples. */
+static void
+stack_records(struct sbuf *out, const struct profile *p, pid_t pid, size_t *stacks,
+    uint64_t *counted)
+{
+	size_t i;
+
+	for (i = 0; i < p->nnodes; i++) {
+		if (p->nodes[i].self == 0)
+			continue;
+		jsonrec_emit(out, stack_record(p, pid, (uint32_t)i));
+		*counted += p->nodes[i].self;
+		(*stacks)++;
+	}
+}
+
+struct over_set {
+	struct sbuf *out;
+	struct perfset_opts o;
+};
+
+/* perfset's hook: the set's profile, sampled; its stacks, then its perf record. */
+static void
+set_profiled(void *arg, const struct profile *prof, const char *summary, size_t processes)
+{
+	struct over_set *s = arg;
+	json_t *rec = jsonrec_new("perf");
+	uint64_t counted = 0;
+	size_t stacks = 0;
+
+	stack_records(s->out, prof, 0, &stacks, &counted);
+	json_object_set_new(rec, "pid", json_null());
+	json_object_set_new(rec, "processes", json_integer((json_int_t)processes));
+	json_object_set_new(rec, "merged", json_boolean(s->o.merge));
+	json_object_set_new(rec, "mode", json_string(perf_mode_name(s->o.so.mode)));
+	json_object_set_new(rec, "samples", json_integer((json_int_t)counted));
+	json_object_set_new(rec, "stacks", json_integer((json_int_t)stacks));
+	json_object_set_new(rec, "rate", json_integer(s->o.so.rate));
+	json_object_set_new(rec, "file", s->o.file != NULL ? jsonrec_string(s->o.file) :
+	    json_null());
+	json_object_set_new(rec, "summary", jsonrec_string(summary));
+	jsonrec_emit(s->out, rec);
+}
+
 int
 jsonperf_exec(struct runner *r, const struct cmd_request *req, struct sbuf *out, char **cause)
 {
+	struct over_set s = { .out = out };
 	struct perf_one o;
 	uint64_t counted = 0;
-	size_t i, stacks = 0;
+	size_t stacks = 0;
 	int rc;
 
-	if (runner_procset(r) != NULL && command_arg(req, "pid") == NULL)
-		return fail(cause, FP_EUSAGE, "perf --json: no records over a set yet; "
-		    "perf PID --json samples one of its members");
+	if (runner_procset(r) != NULL && command_arg(req, "pid") == NULL) {
+		s.o.profiled = set_profiled;
+		s.o.profiled_arg = &s;
+		return perf_profile_set(runner_procset(r), req, &s.o, cause);
+	}
 	if ((rc = perf_profile_one(runner_pid(r), req, false, &o, cause)) == FP_OK) {
-		for (i = 0; i < o.prof->nnodes; i++) {
-			if (o.prof->nodes[i].self == 0)
-				continue;
-			jsonrec_emit(out, stack_record(o.prof, o.pid, (uint32_t)i));
-			counted += o.prof->nodes[i].self;
-			stacks++;
-		}
+		stack_records(out, o.prof, o.pid, &stacks, &counted);
 		summary_record(out, &o, stacks, counted);
 	}
 	perf_one_clear(&o);

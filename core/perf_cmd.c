@@ -309,6 +309,28 @@ perf_one_clear(struct perf_one *o)
 }
 
 int
+perf_profile_set(const struct proc_set_spec *spec, const struct cmd_request *req,
+    struct perfset_opts *o, char **cause)
+{
+	struct perf_args a;
+	struct sbuf text = { 0 };
+	int rc;
+
+	/* parse_args wants a pid; the set is sampled. */
+	if ((rc = parse_args(1, req, &a, cause)) != FP_OK)
+		return rc;
+	o->so = a.so;
+	o->threads = a.threads;
+	o->merge = command_opt(req, "--merge") != NULL;
+	o->format = a.format;
+	o->file = command_opt(req, "--filepath") != NULL ? a.file : NULL;
+	/* What happened to each member is text; the records say what they can. */
+	rc = perfset_run(spec, o, &text, cause);
+	sbuf_free(&text);
+	return rc;
+}
+
+int
 perf_cmd_run(void *ctx, const struct cmd_request *req, struct sbuf *out, char **cause)
 {
 	const struct proc_set_spec *spec = runner_procset(ctx);

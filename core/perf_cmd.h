@@ -39,6 +39,15 @@ struct perf_one {
 int perf_profile_one(pid_t pid, const struct cmd_request *req, bool always_write,
     struct perf_one *o, char **cause);
 void perf_one_clear(struct perf_one *o);
+/*
+ * perf over a set for --json: o's profiled hook (core/perfset.h) gets the
+ * profile; the rest of o is filled from req.  -f writes its file; without
+ * it none is written.
+ */
+struct perfset_opts;
+struct proc_set_spec;
+int perf_profile_set(const struct proc_set_spec *spec, const struct cmd_request *req,
+    struct perfset_opts *o, char **cause);
 
 struct profile;
 /* "svg", "collapsed", "speedscope", "text": its number, or -1. */

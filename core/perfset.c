@@ -278,8 +278,11 @@ sample_and_write(struct run *r, int fd, struct sbuf *out, char **cause)
 	title = xasprintf("flight_profiler perf: %zu process%s%s, CPython %s, mode %s%s", r->set.n,
 	    r->set.n == 1 ? "" : "es", o->merge ? " merged" : "", sampler_version(r->set.sv[0]),
 	    perf_mode_name(o->so.mode), o->so.idle ? " (with idle)" : "");
-	rc = perf_write_kept(rc, fd, r->prof, o->format, o->file, title, summary, cause);
-	if (rc == FP_OK) {
+	if (fd >= 0)
+		rc = perf_write_kept(rc, fd, r->prof, o->format, o->file, title, summary, cause);
+	if (rc == FP_OK && o->profiled != NULL)
+		o->profiled(o->profiled_arg, r->prof, summary, r->set.n);
+	if (rc == FP_OK && fd >= 0) {
 		termsafe_addf(out, "Write %s to %s successfully! %s\n", perf_format_name(o->format),
 		    o->file, summary);
 		report_members(out, r);
@@ -296,7 +299,7 @@ perfset_run(const struct proc_set_spec *spec, const struct perfset_opts *o, stru
 	struct run r = { .spec = spec, .o = o };
 	struct proc_set set;
 	size_t i;
-	int fd, rc;
+	int fd = -1, rc;
 
 	if ((rc = procset_resolve(spec, &set, cause)) != FP_OK)
 		return rc;
@@ -308,7 +311,7 @@ perfset_run(const struct proc_set_spec *spec, const struct perfset_opts *o, stru
 	} else if (r.set.n == 0) {
 		rc = termsafe_fail(cause, FP_ENOTPY, "perf: none of the %zu processes of the set is "
 		    "Python (pid %d: %s)", r.n, (int)r.mv[0].pid, r.mv[0].skip);
-	} else if ((fd = perf_open_output(o->file, cause)) < 0) {
+	} else if (o->file != NULL && (fd = perf_open_output(o->file, cause)) < 0) {
 		rc = -fd;
 	} else {
 		rc = sample_and_write(&r, fd, out, cause);

@@ -16,12 +16,21 @@
 #include "core/sampler.h"
 #include "core/util.h"
 
+struct profile;
+
 struct perfset_opts {
 	struct sampler_opts so;
 	bool threads;		/* thread roots under the process roots */
 	bool merge;		/* no process roots: all processes folded together */
 	int format;		/* perf_format_named's */
-	const char *file;
+	const char *file;	/* NULL: none written (perf --json without -f) */
+	/*
+	 * May be NULL.  The profile once sampled, with the summary line and
+	 * the processes sampled: perf --json (core/jsonperf) prints its records.
+	 */
+	void (*profiled)(void *arg, const struct profile *prof, const char *summary,
+	    size_t processes);
+	void *profiled_arg;
 };
 
 /*

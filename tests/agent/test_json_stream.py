@@ -7,6 +7,7 @@ line.  The target (tests/agent/targets/watch_target.py) calls add() from a
 
 import json
 import os
+import re
 import signal
 import subprocess
 
@@ -231,3 +232,38 @@ def test_gilstat_records_live(target, python, statistical):
     assert driver[0]["samples" if not report["exact"] else "takecnt"] > 0, report
     assert all(r["type"] == "gilstat" for r in recs[:-1]), recs
     assert recs[-1]["type"] == "end" and recs[-1]["how"] == "cancelled", recs
+
+
+def test_perf_records_over_a_set(profiler, launch, python):
+    """perf --tree --json of the 8-worker pool: every process's stacks
+    under its process root (pid and command line), counts summing to the
+    samples; --merge folds them, without process roots."""
+    if python.version_info[:2] not in ((3, 8), (3, 12)):
+        pytest.skip("perf --json over a set: on 3.8 and 3.12")
+    t = launch("pool.py", python)
+    job = {t.pid} | {int(p) for p in os.listdir("/proc") if p.isdigit() and parent(p) == t.pid}
+    assert len(job) == 9, job
+    r = profiler.run(t.pid, "--tree", "--json", "--cmd", "perf -d 0.5 --idle")
+    assert r.code == EXIT_OK and r.stderr == "", r.describe()
+    recs = [json.loads(line) for line in r.stdout.splitlines()]
+    stacks, summary = recs[:-1], recs[-1]
+    assert summary["type"] == "perf" and summary["processes"] == 9, summary
+    assert sum(s["count"] for s in stacks) == summary["samples"] > 0, recs
+    assert summary["summary"].startswith("%d samples " % summary["samples"]), summary
+    assert {s["pid"] for s in stacks} == job, recs
+    for s in stacks:
+        assert re.match(r"^pid %d python\S* pool\.py$" % s["pid"], s["process"]), s
+    r = profiler.run(t.pid, "--tree", "--json", "--cmd", "perf -d 0.3 --idle --merge")
+    assert r.code == EXIT_OK, r.describe()
+    recs = [json.loads(line) for line in r.stdout.splitlines()]
+    assert recs[-1]["merged"] is True and recs[-1]["samples"] > 0, recs[-1]
+    assert all(s["process"] is None and s["pid"] is None for s in recs[:-1]), recs
+
+
+def parent(pid):
+    try:
+        with open("/proc/%s/stat" % pid) as f:
+            stat = f.read()
+    except OSError:
+        return None
+    return int(stat[stat.rindex(")") + 2:].split()[1])
