@@ -2,9 +2,11 @@
  * jsonout — `--json --cmd COMMAND`: the command's result as records
  * (core/jsonrec, doc/json.md), one JSON object per line, instead of text.
  * `stack` (one process or a set, --group or not) writes its own records;
- * the agent's inspection commands (getglobal, vmtool, execute, module,
- * mem summary) one "answer" record carrying the agent's JSON.  A command
- * that has no records yet fails before it runs, with one line: never
+ * the commands flagged CMD_JSON_ANSWER one "answer" record carrying the
+ * agent's JSON; those flagged CMD_JSON_STREAM an "event" record per event
+ * as it comes, then an "end" (core/jsonstream); perf its stacks
+ * (core/jsonperf), gilstat on its reports, help the command list.  A
+ * command that has no records fails before it runs, with one line: never
  * half JSON, half text.
  */
 #ifndef FP_JSONOUT_H
