@@ -445,7 +445,7 @@ procs_key(struct pane *p, enum action a)
 	case A_ENTER:
 		if (!ps->grouped) {
 			if (p->cursor < ps->n && select_member(p, &ps->m[p->cursor]))
-				tui_show_pane(p->tui, tui_pane(p->tui, &pane_threads_ops), true);
+				tui_open(p->tui, &(struct pane_event){ .kind = EV_OPEN_PROCESS });
 			return true;
 		}
 		if ((pid = group_first_pid(ps, p->cursor)) == 0 || (m = member_find(ps, pid)) == NULL) {

@@ -357,7 +357,7 @@ threads_event(struct pane *p, const struct pane_event *ev)
 {
 	if (ev->kind == EV_SNAPSHOT)
 		rebuild(p);
-	return false;
+	return ev->kind == EV_OPEN_PROCESS;	/* it lists that process's threads already */
 }
 
 static void

@@ -69,6 +69,7 @@ enum pane_event_kind {
 	EV_OPEN_FLAME,		/* open this: a live flamegraph sampled at ev->line Hz */
 	EV_OPEN_MEM,		/* open this: memory by type, sampled every ev->line s (0: default) */
 	EV_TICK,		/* to all: a refresh is due, even when the target has exited */
+	EV_OPEN_PROCESS,	/* open this: the threads of the process now looked at */
 };
 
 struct pane_event {

@@ -1237,6 +1237,13 @@ def procs_pane(version, exe, workdir):
         TAP.ok(sc is not None, "%s: moving onto a worker shows its threads and its stack"
                % name, tmux.capture())
         first_waits = sc is not None and "wait_for_work" in sc
+        # Enter: over to that process's threads (the bar is the threads pane's), BTab back.
+        s.tmux.keys("Enter")
+        sc = s.wait(lambda sc: re.search(r"Enter Stack +\\ Filter", sc.splitlines()[-1]), "Enter")
+        TAP.ok(sc is not None and header_pid(w)(sc),
+               "%s: Enter on a process goes over to its threads" % name, tmux.capture())
+        s.tmux.keys("BTab")
+        s.wait(lambda sc: "g Group" in sc.splitlines()[-1], "back to the processes")
         s.tmux.keys("g")
         sc = s.wait(has("stacks grouped (g: the list)", "Process set: 9 processes, 9 Python"),
                     "grouped")
