@@ -17,6 +17,8 @@
 #include "core/util.h"
 
 #define MAX_STRING	4096
+/* More pointers than a frame of any real code holds: a size read past it is torn. */
+#define FRAMESIZE_MAX (1 << 20)
 #define CO_NO_MONITORING_EVENTS 0x2000000	/* 3.13 cpython/code.h */
 
 /* ---- reading objects ---------------------------------------------------- */
@@ -179,8 +181,11 @@ pycode_get(struct py_reader *r, uint64_t addr)
 	c->p_name = mem_field_u64(buf, o->code_name);
 	c->p_table = mem_field_u64(buf, o->code_linetable);
 	c->firstlineno = mem_field_i32(buf, o->code_firstlineno);
-	if (o->code_framesize != PYOFF_NONE && (size_t)o->code_framesize + 4 <= csize)
+	if (o->code_framesize != PYOFF_NONE && (size_t)o->code_framesize + 4 <= csize) {
 		c->framesize = mem_field_i32(buf, o->code_framesize);
+		if (c->framesize < 0 || c->framesize > FRAMESIZE_MAX)
+			c->framesize = 0;	/* torn: unknown */
+	}
 	/*
 	 * 3.11 pushes co_nlocalsplus + co_stacksize + FRAME_SPECIALS_SIZE
 	 * pointers (_PyFrame_PushUnchecked), the specials being the frame's
@@ -188,9 +193,13 @@ pycode_get(struct py_reader *r, uint64_t addr)
 	 */
 	if (o->code_nlocalsplus != PYOFF_NONE && o->code_stacksize != PYOFF_NONE &&
 	    (size_t)o->code_nlocalsplus + 4 <= csize && (size_t)o->code_stacksize + 4 <= csize &&
-	    o->frame_size > 8)
-		c->framesize = mem_field_i32(buf, o->code_nlocalsplus) +
-		    mem_field_i32(buf, o->code_stacksize) + (int)((o->frame_size - 1) / 8);
+	    o->frame_size > 8) {
+		/* In 64 bits: a code object read torn holds any numbers at all. */
+		int64_t n = (int64_t)mem_field_i32(buf, o->code_nlocalsplus) +
+		    mem_field_i32(buf, o->code_stacksize) + (int64_t)((o->frame_size - 1) / 8);
+
+		c->framesize = n > 0 && n <= FRAMESIZE_MAX ? (int)n : 0;
+	}
 	/*
 	 * 3.13 calls a class's Python __init__ through a trampoline frame
 	 * (CALL_ALLOC_AND_ENTER_INIT: _Py_InitCleanup, "__init__" line 0) that
