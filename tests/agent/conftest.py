@@ -65,11 +65,13 @@ def native_stacks(*pids):
         if shutil.which("gdb"):
             import subprocess
             try:
+                # 12 frames a thread and the head kept: every thread must
+                # show (a cut tail lost the first threads of a hang once).
                 r = subprocess.run(["gdb", "-p", str(pid), "-batch", "-nx",
-                                    "-ex", "thread apply all bt 30"],
+                                    "-ex", "thread apply all bt 12"],
                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                    text=True, timeout=60)
-                out.append("== pid %d (gdb)\n%s" % (pid, r.stdout[-12000:]))
+                out.append("== pid %d (gdb)\n%s" % (pid, r.stdout[:40000]))
                 continue
             except (OSError, subprocess.TimeoutExpired) as e:
                 out.append("== pid %d: gdb: %s" % (pid, e))
