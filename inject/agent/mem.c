@@ -234,16 +234,30 @@ static PyObject *memhelper;	/* its namespace */
  * tables and the process crashes (CPython gh-128679, fixed in 3.13; seen
  * here on 3.12 with a cancel's interrupt thread against `mem sites stop`).
  * So attaching and switching tracemalloc exclude each other.
+ *
+ * The switch runs Python code, which lets the GIL go now and then; an
+ * attaching thread holds the GIL when it is done.  So neither side may
+ * wait for the other while holding a lock the other needs: attach_lock
+ * guards two counters and is only ever held for a moment, never across a
+ * wait for the GIL.  (It once was held across the whole switch: a thread
+ * that held the GIL and wanted attach_lock -- a closing connection's
+ * `sites_drop` -- and the switching thread, which held attach_lock and
+ * wanted the GIL back, waited for each other for ever.)
  */
 static pthread_mutex_t attach_lock = PTHREAD_MUTEX_INITIALIZER;
-static int attaching;
+static pthread_cond_t switch_done = PTHREAD_COND_INITIALIZER;
+static int attaching;	/* our threads between PyGILState_Ensure's start and end */
+static bool switching;	/* a thread is starting or stopping tracemalloc */
 
 PyGILState_STATE
 agent_mem_gil_ensure(void)
 {
 	PyGILState_STATE g;
 
+	/* called without the GIL: waiting here keeps nobody from it */
 	pthread_mutex_lock(&attach_lock);
+	while (switching)
+		pthread_cond_wait(&switch_done, &attach_lock);
 	attaching++;
 	pthread_mutex_unlock(&attach_lock);
 	g = PyGILState_Ensure();
@@ -254,8 +268,9 @@ agent_mem_gil_ensure(void)
 }
 
 /*
- * Keep our threads from attaching until switching_end(); under the GIL,
- * which is let go while one of them finishes attaching.
+ * Keep our threads from attaching until switching_end(); called with the
+ * GIL, which is let go while another thread finishes attaching or
+ * switching.
  */
 static void
 switching_begin(void)
@@ -264,10 +279,13 @@ switching_begin(void)
 
 	for (;;) {
 		pthread_mutex_lock(&attach_lock);
-		if (attaching == 0)
+		if (attaching == 0 && !switching) {
+			switching = true;
+			pthread_mutex_unlock(&attach_lock);
 			return;
+		}
 		pthread_mutex_unlock(&attach_lock);
-		/* it waits for the GIL to finish attaching: let it have it */
+		/* it waits for the GIL to finish: let it have it */
 		ts = PyEval_SaveThread();
 		nanosleep(&(struct timespec){ 0, 1000000 }, NULL);
 		PyEval_RestoreThread(ts);
@@ -277,6 +295,9 @@ switching_begin(void)
 static void
 switching_end(void)
 {
+	pthread_mutex_lock(&attach_lock);
+	switching = false;
+	pthread_cond_broadcast(&switch_done);
 	pthread_mutex_unlock(&attach_lock);
 }
 
@@ -284,7 +305,7 @@ switching_end(void)
 static json_t *
 memhelper_call(const char *fn, PyObject *args, char **why)
 {
-	bool switching;
+	bool switches;
 	json_t *j;
 
 	if (memhelper == NULL &&
@@ -293,11 +314,11 @@ memhelper_call(const char *fn, PyObject *args, char **why)
 		return NULL;
 	}
 	/* start, stop, drop may start or stop tracemalloc: never while one of ours attaches */
-	switching = strcmp(fn, "sites_diff") != 0 && strcmp(fn, "sites_has") != 0;
-	if (switching)
+	switches = strcmp(fn, "sites_diff") != 0 && strcmp(fn, "sites_has") != 0;
+	if (switches)
 		switching_begin();
 	j = agent_py_call_plain(memhelper, fn, args, why);
-	if (switching)
+	if (switches)
 		switching_end();
 	return j;
 }
