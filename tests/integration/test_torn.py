@@ -106,7 +106,8 @@ def test_churning_thread_is_whole_or_partial(launch, profiler, python, mode, sto
             partial.append(churn.notes[-1])
         why = churn_problem(churn, mode)
         if why is not None:
-            bad.append("%s\n%s" % (why, text))
+            # why last: a CI log keeps the tail of a failure
+            bad.append("%s\n%s" % (text, why))
     assert not bad, "%d of %d reads silently short or wrong; the first:\n%s" % (
         len(bad), READS, bad[0])
     limit = MAX_PARTIAL if stop == "stop" else NOSTOP_MAX_PARTIAL * READS // 1000
