@@ -512,7 +512,8 @@ static const struct keybinding watch_keys[] = {
 	{ NULL, '\n', A_ENTER, "Expand", "show the call's values in full, or fold them again" },
 	{ NULL, KEY_ENTER, A_ENTER, NULL, "show the call's values in full, or fold them again" },
 	{ NULL, ' ', A_PAUSE, "Pause", "pause or resume the list (calls are still kept)" },
-	{ NULL, 'c', A_CLEAR, "Clear", "clear the list" },
+	/* not c: that is the console everywhere, and clearing loses the calls */
+	{ NULL, 'C', A_CLEAR, "Clear", "clear the list" },
 	{ NULL, '\\', A_FILTER, "Filter", "show only the calls whose method or values match a "
 	    "regular expression (empty: all)" },
 	{ NULL, 'q', A_BACK, "Stop", "stop the watch (the hooks are removed) and close the pane" },

@@ -1015,8 +1015,8 @@ def watch_pane(version, exe, workdir):
     """:watch on tests/agent/targets/watch_target.py's add(i, 1): -n 3 fills
     the watch pane with 3 calls and says it is done; a running watch lists
     the calls with their real arguments and results, Space pauses, Enter
-    shows a call in full, c clears, q stops it and closes the pane, and the
-    target keeps no hook."""
+    shows a call in full, C clears (c is the console, as everywhere), q
+    stops it and closes the pane, and the target keeps no hook."""
     name = "CPython %s watch pane" % version
     with watch_target_tui(exe, workdir, name) as (target, s, tmux):
         tui_command(s, "watch __main__ add --expr args,return_obj -n 3")
@@ -1049,7 +1049,7 @@ def watch_pane(version, exe, workdir):
         sc = live_wait(s, lambda sc: "running (q stops)" in sc and len(WATCH_ADD.findall(sc)) >= 3,
                        "running watch")
         TAP.ok(sc is not None
-               and re.search(r"Enter Expand +Space Pause +c Clear +\\ Filter +q Stop", sc),
+               and re.search(r"Enter Expand +Space Pause +C Clear +\\ Filter +q Stop", sc),
                "%s: a running watch lists the calls as they come; the bar shows the pane's keys"
                % name, tmux.capture())
         # Moved up from the newest: the list stays, the title counts the new calls.
@@ -1092,10 +1092,10 @@ def watch_pane(version, exe, workdir):
                and re.search(r"^\u2502 +args +\(%s, 1\)" % last[0], sc, re.M),
                "%s: Enter shows the call in full: its arguments and return value" % name,
                tmux.capture())
-        s.tmux.keys("c")
+        s.tmux.keys("C")
         sc = live_wait(s, lambda sc: "paused, " in sc and not WATCH_ADD.search(sc),
                        "clear")
-        TAP.ok(sc is not None, "%s: c clears the list" % name, tmux.capture())
+        TAP.ok(sc is not None, "%s: C clears the list" % name, tmux.capture())
         s.tmux.keys("Space")
         sc = live_wait(s, lambda sc: "running (q stops)" in sc and WATCH_ADD.search(sc),
                        "resumed")
