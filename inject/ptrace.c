@@ -119,12 +119,56 @@ forget(struct ptrace_thread *t)
 	t->saved = false;
 }
 
-/* The thread is seen in a ptrace-stop: start counting how long it stays. */
+/*
+ * The thread's time on a CPU plus its time waiting for one, in ns, and how
+ * many times it came onto a CPU (/proc/.../schedstat); 0 if unknown.
+ */
+static uint64_t
+sched_busy(const struct ptrace_thread *t, uint64_t *slices)
+{
+	unsigned long long run, wait, n;
+	char path[64];
+	FILE *f;
+	int got;
+
+	snprintf(path, sizeof path, "/proc/%d/task/%d/schedstat", (int)t->pid,
+	    (int)t->tid);
+	if ((f = fopen(path, "re")) == NULL)
+		return 0;
+	got = fscanf(f, "%llu %llu %llu", &run, &wait, &n);
+	fclose(f);
+	*slices = got == 3 ? n : 0;
+	return got == 3 ? run + wait : 0;
+}
+
+/*
+ * The thread is seen in a ptrace-stop: start counting how long it stays.
+ *
+ * It stopped before we saw it: we may have waited for a CPU meanwhile
+ * (a loaded machine, a kernel without preemption), and signals that came
+ * in that time waited too.  So for FP_STOP_STATS the stop is dated from
+ * the kernel's view: let run at resumed_ns, the thread came onto a CPU
+ * once and ran straight into this stop, so it began once the thread had
+ * waited for and spent on a CPU what schedstat says it did since.  If it
+ * came onto a CPU more than once (it slept, or was preempted), that
+ * cannot be told apart: the stop counts from when we saw it.
+ */
 static void
 mark_stopped(struct ptrace_thread *t)
 {
+	uint64_t now = now_ns(), busy, slices;
+
 	t->stopped = true;
-	t->stop_seen_ns = now_ns();
+	t->stop_began_ns = now;
+	if (!t->stop_stats)
+		return;
+	busy = sched_busy(t, &slices);
+	if (busy != 0 && t->sched_busy_ns != 0 && t->resumed_ns != 0 &&
+	    slices == t->sched_slices + 1 && busy >= t->sched_busy_ns &&
+	    t->resumed_ns + (busy - t->sched_busy_ns) < now)
+		t->stop_began_ns = t->resumed_ns + (busy - t->sched_busy_ns);
+	t->sched_busy_ns = busy;
+	t->sched_slices = slices;
 }
 
 /*
@@ -140,14 +184,16 @@ mark_stopped(struct ptrace_thread *t)
 static long
 resume(struct ptrace_thread *t, enum __ptrace_request req, int sig)
 {
-	uint64_t held = t->stop_seen_ns != 0 ? now_ns() - t->stop_seen_ns : 0;
+	uint64_t held = t->stop_began_ns != 0 ? now_ns() - t->stop_began_ns : 0;
 	bool was = t->stopped, was_sig = t->sigstop;
 	long r;
 
 	if (held > t->longest_stop_ns)
 		t->longest_stop_ns = held;
-	t->stop_seen_ns = 0;
+	t->stop_began_ns = 0;
 	t->stopped = t->sigstop = false;
+	if (t->stop_stats)
+		t->resumed_ns = now_ns();
 	atomic_signal_fence(memory_order_seq_cst);
 	r = ptrace(req, t->tid, NULL, (void *)(long)sig);
 	if (ptrace_after_resume_hook != NULL)
@@ -171,6 +217,11 @@ ptrace_thread_seize(struct ptrace_thread *t, pid_t pid, pid_t tid,
 	t->pid = pid;
 	t->tid = tid;
 	*job_stopped = false;
+	if ((t->stop_stats = getenv("FP_STOP_STATS") != NULL)) {
+		/* Our interrupt wakes it: from then on it runs to its stop. */
+		t->sched_busy_ns = sched_busy(t, &t->sched_slices);
+		t->resumed_ns = now_ns();
+	}
 	if ((rc = tstop_seize(pid, tid, rescue, cause)) != FP_OK)
 		return rc;
 	t->attached = true;

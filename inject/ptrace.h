@@ -42,8 +42,13 @@ struct ptrace_thread {
 	bool sigstop;		/* ... and it is a signal-delivery-stop */
 	bool group_stopped;	/* saw a job-control stop while held */
 	uint64_t stopped_ns;	/* when it first stopped, for FP_STOP_STATS */
-	uint64_t stop_seen_ns;	/* when the current stop was seen; 0 if none */
+	uint64_t stop_began_ns;	/* when the current stop began; 0 if none */
 	uint64_t longest_stop_ns;	/* longest stop so far */
+	/* With FP_STOP_STATS: when it was last let run, and its run time
+	 * plus run-queue wait and its count of times on a CPU (schedstat)
+	 * then, to date each stop back. */
+	bool stop_stats;
+	uint64_t resumed_ns, sched_busy_ns, sched_slices;
 
 	/* Saved by ptrace_thread_save(), put back by release. */
 	bool saved;
@@ -102,7 +107,9 @@ int ptrace_thread_run(struct ptrace_thread *t, bool step, uint64_t deadline_ns,
  * our stop broke off (core/tresume.h), hand back the queued signals one at
  * a time (the thread runs its handlers meanwhile, still traced: at most a
  * second, then the rest are re-sent) and detach.  With FP_STOP_STATS set,
- * records how long the thread was held and its longest single stop.
+ * records how long the thread was held and its longest single stop, each
+ * stop counted from when the kernel stopped the thread, not from when we
+ * saw it (schedstat; see mark_stopped() in ptrace.c).
  * Returns 0, FP_EEXITED if the thread died, FP_ERR if
  * the restore failed (*cause says what).  Always ends with the thread not
  * traced by us (or remembered to be let go as soon as it stops), and frees
