@@ -7,7 +7,8 @@ blocked in socket.recv and in accept, 64 threads allocating, a regex holding
 the GIL in C for many seconds, receiving a stream of signals, forking after
 the injection, stopped by SIGSTOP, waiting in epoll_wait through ctypes
 (no EINTR may reach it), receiving SIGUSR1 every 2 and 10 ms through 50
-injections (every one handled once; a blocked pending signal stays pending),
+injections (every one the kernel queued handled once, merges counted at
+the sender; a blocked pending signal stays pending),
 asleep while the injector is killed in the middle of its call.  tests/inject/injtool loads
 tests/inject/testlib.so, whose bootstrap starts a thread that writes
 "loaded <pid>" to the file it is given.
@@ -642,19 +643,23 @@ def longest_stops(path):
 
 def test_signal_storm(ident, exe, injections):
     """SIGUSR1 every 2 ms, then every 10 ms, all through `injections`
-    injections: the handler runs once per signal sent, as without us (the
-    signals a held thread takes must not merge when handed back), and a
-    signal pending but blocked before we came is still pending after.
+    injections: the handler runs once per signal the kernel queued, as
+    without us (the signals a held thread takes must not merge when handed
+    back), and a signal pending but blocked before we came is still
+    pending after.
 
-    Two SIGUSR1 merge whenever the receiving thread does not run for 2 ms,
-    which a loaded 2-core machine does without us; so the target's thread
-    and injtool run SCHED_FIFO, and what is counted is what we do, not
-    what the scheduler does.  One thing of ours merges them by design: a
-    single stop of the thread longer than the interval (the kernel keeps
-    one pending standard signal).  Each injection's longest stop is
-    measured (FP_STOP_STATS); the count must be exact unless some stop
-    outlasted the interval, and then no more may be lost than those
-    stops could hold."""
+    Two SIGUSR1 merge whenever the receiving thread does not take the
+    first within the interval.  The target's thread and injtool run
+    SCHED_FIFO, yet on this kernel (preempt=none) a woken SCHED_FIFO
+    thread still waits, now and then for ms, for a task in a long system
+    call to leave its CPU: a baseline without any injection lost 1 of
+    4,489 that way (traced), and injtool waits the same way while the
+    thread it stopped waits for it (such stops traced at twice what
+    FP_STOP_STATS said before it dated them from the kernel's stop).  A CI
+    run lost 4 of 89 at 2 ms with no stop of ours over 1.1 ms as then
+    measured; not reproduced since (0 of ~5,000 under load 8-11).  So
+    storm() counts the merges where they happen, at the sender, says
+    whose each is, and demands the rest exactly."""
     if not storm_possible("%s signal storm" % ident):
         return
     for interval in (0.002, 0.010):
@@ -665,19 +670,8 @@ def test_signal_storm(ident, exe, injections):
         try:
             realtime(t.pid)
             wait_syscall(t.pid, ("230", "35", "23", "270"))
-            # At 2 ms one merge is allowed: on a loaded 2-core machine
-            # two SIGUSR1 2 ms apart merge now and then without us, even
-            # under SCHED_FIFO (measured: 2-4 of ~1,800 in 4 s, load 10,
-            # no injection at all).  The slow-handler test bounds what
-            # was ours.
             line, sent = storm(name, t.pid, interval, injections,
-                               lambda: t.wait_line("signals", 5), flag,
-                               slack=lambda n: 1 if interval < 0.005 else 0,
-                               # A CI run (make check -j2, load from the
-                               # suite beside it) lost 4 of 89 at 2 ms with
-                               # no stop over 1.1 ms: not explained yet.
-                               todo="SIGUSR1 2 ms apart still merge under "
-                               "load (issue 7)" if interval < 0.005 else None)
+                               lambda: t.wait_line("signals", 5), flag)
             check_after(name, t, want_lib=0)
             ok(line is not None and line.endswith("pending [%d]" %
                                                   signal.SIGUSR2),
@@ -703,18 +697,64 @@ def storm_possible(name):
     return True
 
 
-def storm(name, pid, interval, injections, result, flag, symbol="bootstrap",
-          slack=lambda sent: 0, todo=None):
+def sigusr1_look(pid):
+    """What the sender needs to know before a kill, or None if unreadable:
+    (SIGUSR1 pending for the process, the main thread's state letter,
+    SIGUSR1 blocked in it, its run-queue wait in ns so far)."""
+    try:
+        with open("/proc/%d/task/%d/status" % (pid, pid)) as f:
+            st = dict(line.split(":", 1) for line in f if ":" in line)
+        with open("/proc/%d/task/%d/schedstat" % (pid, pid)) as f:
+            wait = int(f.read().split()[1])
+        bit = 1 << (signal.SIGUSR1 - 1)
+        return (int(st["ShdPnd"], 16) & bit != 0, st["State"].split()[0],
+                int(st["SigBlk"], 16) & bit != 0, wait)
+    except (OSError, IndexError, KeyError, ValueError):
+        return None
+
+
+def storm(name, pid, interval, injections, result, flag, symbol="bootstrap"):
     """Send SIGUSR1 every `interval` s to `pid` through `injections`
-    injections, then create `flag` and check that the line `result()`
-    returns ("signals N") counts every signal sent, save those that stops
-    of ours longer than the interval let the kernel merge and slack(sent)
-    more.  Returns that line and the number sent."""
+    injections, then create `flag` and check the line `result()` returns
+    ("signals N"): every signal the kernel queued is handled exactly once.
+
+    The sender looks before each kill whether a SIGUSR1 is still pending
+    for the process: then the kernel merges the new one into it (one
+    pending instance per standard signal).  Such a merge happens at the
+    sender; whose it is, the main thread's state says (sigusr1_look()):
+    - SIGUSR1 blocked in the thread: ours (a call of ours blocks it);
+    - in a ptrace-stop: ours if the time the pending one waited, less the
+      thread's run-queue wait meanwhile, reaches the interval (a stop of
+      ours that long); the scheduler's otherwise.  A pending signal is
+      taken on the way out of every stop, so it came during this stop or
+      while the thread waited for a CPU to reach it;
+    - runnable, or being woken: the scheduler's.  It waits for a CPU: a
+      SCHED_FIFO thread does, for ms, behind a task in a long system call
+      on a kernel without preemption (this one: preempt=none).  A trace of
+      the baseline (no injection, signal:signal_generate res=2) showed the
+      target woken and cc1 keeping its CPU 2.65 ms.
+    Merges of ours are allowed only for stops of ours longer than the
+    interval (FP_STOP_STATS, dated from when the kernel stopped the
+    thread), as before.  Every signal not merged at the sender must be
+    handled: a count short of that is a signal we took off a held thread
+    and did not hand back exactly once, which nothing excuses.  Returns
+    that line and the number sent."""
     sent = [0]
+    merged = {"scheduler": 0, "ours": 0}
     stop = threading.Event()
 
     def sender():
+        since = None    # (ns, run-queue wait) when the pending one was sent
         while not stop.is_set():
+            look = sigusr1_look(pid)
+            now = time.monotonic_ns()
+            if look is None or not look[0] or since is None:
+                since = (now, look[3] if look else 0)
+            elif look[2] or (look[1] in "tT" and now - since[0] -
+                             (look[3] - since[1]) >= interval * 1e9):
+                merged["ours"] += 1
+            else:
+                merged["scheduler"] += 1
             os.kill(pid, signal.SIGUSR1)
             sent[0] += 1
             time.sleep(interval)
@@ -740,14 +780,21 @@ def storm(name, pid, interval, injections, result, flag, symbol="bootstrap",
     may_merge = sum(math.ceil(ns / 1e9 / interval) for ns in longest
                     if ns / 1e9 >= interval)
     handled = int(line.split()[1]) if line is not None else -1
-    may_merge += slack(sent[0])
-    ok(line is not None and sent[0] - may_merge <= handled <= sent[0],
-       "%s: every signal handled once" % name,
-       "target: %s; sent %d; %d stops outlasted %d ms (up to %d merged "
-       "by the kernel); longest %.1f ms" % (
-           line, sent[0], len([n for n in longest if n / 1e9 >= interval]),
-           interval * 1000, may_merge - slack(sent[0]),
-           max(longest or [0]) / 1e6), todo=todo)
+    queued = sent[0] - merged["scheduler"] - merged["ours"]
+    why = ("target: %s; sent %d, merged at the sender %d (the scheduler's) "
+           "+ %d (ours); %d stops outlasted %d ms (up to %d merges); "
+           "longest %.1f ms" % (
+               line, sent[0], merged["scheduler"], merged["ours"],
+               len([n for n in longest if n / 1e9 >= interval]),
+               interval * 1000, may_merge, max(longest or [0]) / 1e6))
+    # A pending one taken between the look and the kill makes a merge
+    # counted that did not happen: handled may exceed `queued`, never sent.
+    ok(line is not None and queued <= handled <= sent[0],
+       "%s: every signal queued handled once" % name, why)
+    ok(merged["ours"] <= may_merge,
+       "%s: no signal left pending by us for an interval" % name, why)
+    if merged["scheduler"]:
+        diag("%s: %s" % (name, why))
     return line, sent[0]
 
 
@@ -783,10 +830,9 @@ def test_slow_handler(injections=3):
             time.sleep(0.005)
         realtime(p.pid)
         wait_syscall(p.pid, ("230", "35"))
-        # The old hand-back lost ~20 % here (397 of 1,665); what the
-        # machine merges without us is ~0.2 % under load (see the storm).
+        # The old hand-back lost ~20 % here (397 of 1,665).
         storm(name, p.pid, 0.002, injections, result, flag,
-              symbol="slow_bootstrap", slack=lambda n: n // 200)
+              symbol="slow_bootstrap")
         ok(p.returncode == 0, name + ": target exited normally", p.returncode)
     finally:
         if p.poll() is None:
