@@ -60,6 +60,7 @@ struct mem_cache {
 	struct mem_page **pending;	/* the noted pages */
 	size_t npending, apending;
 	unsigned epoch;		/* see mem_cache_expire() */
+	unsigned long reads;	/* system calls made, see mem_cache_reads() */
 };
 
 struct mem_cache *
@@ -151,6 +152,7 @@ get_page(struct mem_cache *mc, uint64_t page, bool fresh)
 		*ARRAY_PUSH(mc->pending, mc->npending, mc->apending) = p;
 		return p;
 	}
+	mc->reads++;
 	p->ok = mem_read(mc->pid, page * PAGE, p->data, PAGE) == 0;
 	p->loaded = true;
 	p->epoch = mc->epoch;
@@ -235,7 +237,8 @@ static void
 read_batch_spans(struct mem_cache *mc, struct mem_page **batch, size_t n,
     const struct mem_spans *sp)
 {
-	size_t nspans = sp != NULL ? sp->n : 0, total = n + nspans, i;
+	size_t nspans = sp != NULL ? sp->n : 0, nafter = sp != NULL ? sp->nafter : 0;
+	size_t total = n + nspans + nafter, i;
 	struct iovec *local = xmalloc((total ? total : 1) * sizeof *local);
 	struct iovec *remote = xmalloc((total ? total : 1) * sizeof *remote);
 	bool *ok = xcalloc(total ? total : 1, sizeof *ok);
@@ -248,6 +251,12 @@ read_batch_spans(struct mem_cache *mc, struct mem_page **batch, size_t n,
 		local[n + i] = (struct iovec){ sp->buf + i * sp->len, sp->len };
 		remote[n + i] = (struct iovec){ (void *)(uintptr_t)sp->addrs[i], sp->len };
 	}
+	for (i = 0; i < nafter; i++) {
+		local[n + nspans + i] = (struct iovec){ sp->after[i].buf, sp->after[i].len };
+		remote[n + nspans + i] = (struct iovec){ (void *)(uintptr_t)sp->after[i].addr,
+		    sp->after[i].len };
+	}
+	mc->reads++;
 	readv_all(mc->pid, local, remote, total, ok);
 	for (i = 0; i < n; i++) {
 		batch[i]->ok = ok[i];
@@ -257,6 +266,8 @@ read_batch_spans(struct mem_cache *mc, struct mem_page **batch, size_t n,
 	}
 	for (i = 0; i < nspans; i++)
 		sp->ok[i] = ok[n + i];
+	for (i = 0; i < nafter; i++)
+		sp->after_ok[i] = ok[n + nspans + i];
 	free(ok);
 	free(remote);
 	free(local);
@@ -296,7 +307,7 @@ mem_cache_refresh_spans(struct mem_cache *mc, const uint64_t *addrs, size_t n,
 		if (j == k)
 			pages[k++] = p;
 	}
-	if (k > 0 || (sp != NULL && sp->n > 0))
+	if (k > 0 || (sp != NULL && (sp->n > 0 || sp->nafter > 0)))
 		read_batch_spans(mc, pages, k, sp);
 }
 
@@ -312,6 +323,12 @@ mem_cache_pages(const struct mem_cache *mc, uint64_t *addrs, size_t max, bool li
 			addrs[n++] = p->page * PAGE;
 	}
 	return n;
+}
+
+unsigned long
+mem_cache_reads(const struct mem_cache *mc)
+{
+	return mc->reads;
 }
 
 pid_t
@@ -338,8 +355,10 @@ cache_read(struct mem_cache *mc, uint64_t addr, void *buf, size_t len, bool fres
 {
 	unsigned char *out = buf;
 
-	if (len > 4 * PAGE)
+	if (len > 4 * PAGE) {
+		mc->reads++;
 		return mem_read(mc->pid, addr, buf, len);
+	}
 	while (len > 0) {
 		uint64_t page = addr / PAGE;
 		size_t off = (size_t)(addr % PAGE), n = PAGE - off;
@@ -348,6 +367,7 @@ cache_read(struct mem_cache *mc, uint64_t addr, void *buf, size_t len, bool fres
 		if (n > len)
 			n = len;
 		if (p == NULL) {
+			mc->reads++;
 			if (mem_read(mc->pid, addr, out, n) != 0)
 				return -1;
 		} else if (p->pending) {

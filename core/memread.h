@@ -85,9 +85,24 @@ struct mem_spans {
 	size_t n, len;
 	unsigned char *buf;	/* n * len bytes */
 	bool *ok;		/* n: each read whole */
+	/*
+	 * Optional: ranges read last, after every page and span, in the
+	 * same system call (the kernel copies in the order given): a check
+	 * that must be read after what it checks, made without a call of
+	 * its own.
+	 */
+	const struct mem_range *after;
+	size_t nafter;
+	bool *after_ok;		/* nafter: each read whole */
 };
 void mem_cache_refresh_spans(struct mem_cache *mc, const uint64_t *addrs, size_t n,
     const struct mem_spans *sp);
+
+/*
+ * How many system calls the cache has made so far: equal before and after
+ * a walk, every page the walk used came from a batch read before it.
+ */
+unsigned long mem_cache_reads(const struct mem_cache *mc);
 
 /*
  * The addresses of up to `max` readable pages now cached; returns how many.

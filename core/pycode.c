@@ -273,6 +273,7 @@ spans_of(struct py_reader *r, const uint64_t *codes, size_t n, struct mem_spans 
 	size_t i;
 	int64_t lo;
 
+	memset(sp, 0, sizeof *sp);
 	code_check_span(&r->rt->off, &lo, &sp->len);
 	for (i = 0; i < n; i++)
 		addrs[i] = codes[i] + (uint64_t)lo;
@@ -308,11 +309,15 @@ pycode_check(struct py_reader *r)
 }
 
 void
-pycode_refresh(struct py_reader *r, const uint64_t *pages, size_t npages)
+pycode_refresh(struct py_reader *r, const uint64_t *pages, size_t npages,
+    const struct mem_range *after, size_t nafter, bool *after_ok)
 {
 	struct mem_spans sp;
 
 	spans_of(r, r->used, r->nused, &sp);
+	sp.after = after;
+	sp.nafter = nafter;
+	sp.after_ok = after_ok;
 	mem_cache_refresh_spans(r->mc, pages, npages, &sp);
 	(void)codes_compare(r, r->used, r->nused, sp.buf, sp.ok, true);
 	spans_free(&sp);

@@ -147,6 +147,14 @@ struct walk {
 	uint64_t inner, inner_back, inner_code;
 	size_t inner_size;
 	bool inner_torn;
+	/*
+	 * The ranges the checks after the walk read, for the next batch; and
+	 * this snapshot's batch copy of them, if the walk may use it (the
+	 * first read of a prefetched snapshot).
+	 */
+	struct post_range want[POST_RANGES];
+	size_t nwant;
+	const struct post_read *pre;
 };
 
 /* Remember a frame (or thread state) read, for the checks and the retry. */
@@ -193,6 +201,50 @@ bad_code(struct walk *w, const struct code_info *c, uint64_t frame)
 	if (c->p_name != 0)
 		walk_note(w, c->p_name, PYOFF_UNICODE_SPAN, false);
 	walk_torn(w, "a frame without a readable code object", frame);
+}
+
+/*
+ * Ranges read after the walk, to check it.  They are noted for the next
+ * snapshot's batch, and served from this snapshot's batch (struct
+ * post_read) where that is sound: every range asked for was read whole
+ * there, and the cache has made no system call since the batch -- so
+ * every page this walk used was copied by the batch, before these ranges
+ * in the same call.  Otherwise they are read now, in one call.
+ */
+static void
+checks_read(struct py_reader *r, struct walk *w, const struct mem_range *rg, size_t n,
+    bool *ok)
+{
+	const struct post_read *p = w->pre;
+	size_t i, j, found = 0;
+
+	for (i = 0; i < n; i++) {
+		for (j = 0; j < w->nwant && w->want[j].addr != rg[i].addr; j++)
+			;
+		if (j == w->nwant && w->nwant < POST_RANGES)
+			w->want[w->nwant++] = (struct post_range){ rg[i].addr, rg[i].len, 0, false };
+	}
+	if (p != NULL && p->generation == r->generation &&
+	    mem_cache_reads(r->mc) == r->batch_reads) {
+		for (i = 0; i < n; i++) {
+			for (j = 0; j < p->n; j++)
+				if (p->r[j].addr == rg[i].addr && p->r[j].len == rg[i].len && p->r[j].ok)
+					break;
+			if (j == p->n)
+				break;
+			found++;
+		}
+	}
+	if (found < n || n == 0) {
+		mem_read_ranges(r->rt->pid, rg, n, ok);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		for (j = 0; p->r[j].addr != rg[i].addr; j++)
+			;
+		memcpy(rg[i].buf, p->buf + p->r[j].off, rg[i].len);
+		ok[i] = true;
+	}
 }
 
 /* 3.8–3.10: the frame still runs (not returned, not a yielded generator). */
@@ -259,10 +311,14 @@ read_frame_objects(struct py_reader *r, struct py_thread *t, uint64_t frame,
 	 * ends early) beside the new mark.  Read again past the cache, its
 	 * f_back is then the new one (x86-64 keeps stores in order).
 	 */
-	if (r->check && last != 0 && t->error == NULL &&
-	    (mem_read(r->rt->pid, last, buf, fsize) != 0 || mem_field_u64(buf, o->frame_back) != 0 ||
-	    !frame_object_runs(o, buf)))
-		walk_torn(w, "the first frame read was being linked", last);
+	if (r->check && last != 0 && t->error == NULL) {
+		struct mem_range rg = { last, buf, fsize };
+		bool ok;
+
+		checks_read(r, w, &rg, 1, &ok);
+		if (!ok || mem_field_u64(buf, o->frame_back) != 0 || !frame_object_runs(o, buf))
+			walk_torn(w, "the first frame read was being linked", last);
+	}
 }
 
 static bool
@@ -561,7 +617,8 @@ changed_since(struct py_reader *r, const struct py_thread *t, uint64_t frame0,
 		    &current, sizeof current };
 	if (w->inner != 0)
 		rg[in = n++] = (struct mem_range){ w->inner, again, w->inner_size };
-	mem_read_ranges(r->rt->pid, rg, n, ok);
+	checks_read(r, w, rg, n, ok);
+	w->pre = NULL;	/* a look again is later: read now */
 	current_ok = cf != 0 && ok[cf];
 	if (in != 0 && innermost_moved(r, w, ok[in], again)) {
 		w->inner_torn = true;
@@ -627,6 +684,7 @@ read_thread_frames_once(struct py_reader *r, struct py_thread *t, unsigned depth
 	t->error = NULL;
 	w->torn = NULL;
 	w->nseen = 0;
+	w->nwant = 0;
 	w->inner = 0;
 	w->inner_torn = false;
 	if (tsize > sizeof ts)
@@ -759,9 +817,62 @@ read_stopped(struct py_reader *r, struct py_thread *t, unsigned depth, struct wa
 	}
 	mem_cache_clear(r->mc);
 	refresh_outer_first(r, w);
+	w->pre = NULL;
 	read_thread_frames_once(r, t, depth, w);
 	tstop_resume(t->tid);
 	t->stopped_read = true;
+}
+
+/* What the checks of this read read: the next batch reads it again (pyframes_prefetch). */
+static void
+post_keep(struct stack_hint *h, const struct walk *w)
+{
+	struct post_read *p = h->post;
+	size_t i, off = 0;
+
+	if (p == NULL)
+		p = h->post = xcalloc(1, sizeof *p);
+	p->n = 0;
+	p->generation = 0;
+	for (i = 0; i < w->nwant; i++) {
+		if (w->want[i].len > POST_BYTES - off)
+			break;
+		p->r[p->n] = w->want[i];
+		p->r[p->n].off = off;
+		p->r[p->n++].ok = false;
+		off += w->want[i].len;
+	}
+}
+
+void
+pyframes_prefetch(struct py_reader *r, const uint64_t *pages, size_t npages)
+{
+	struct mem_range *rg = xmalloc((r->nhints * POST_RANGES + 1) * sizeof *rg);
+	bool *ok = xcalloc(r->nhints * POST_RANGES + 1, sizeof *ok);
+	size_t i, j, n = 0;
+
+	/* The threads of the last snapshot: the others' ranges are of no use now. */
+	for (i = 0; i < r->nhints; i++) {
+		struct post_read *p = r->hints[i].post;
+
+		if (p == NULL || r->hints[i].generation + 1 != r->generation)
+			continue;
+		for (j = 0; j < p->n; j++)
+			rg[n++] = (struct mem_range){ p->r[j].addr, p->buf + p->r[j].off, p->r[j].len };
+	}
+	pycode_refresh(r, pages, npages, rg, n, ok);
+	for (i = 0, n = 0; i < r->nhints; i++) {
+		struct post_read *p = r->hints[i].post;
+
+		if (p == NULL || r->hints[i].generation + 1 != r->generation)
+			continue;
+		for (j = 0; j < p->n; j++)
+			p->r[j].ok = ok[n++];
+		p->generation = r->generation;
+	}
+	r->batch_reads = mem_cache_reads(r->mc);
+	free(ok);
+	free(rg);
 }
 
 void
@@ -788,11 +899,13 @@ pyframes_read(struct py_reader *r, struct py_thread *t, unsigned depth)
 	if (r->quick_tries > 0)
 		tries = r->quick_tries;
 	for (attempt = 1; ; attempt++) {
+		w.pre = NULL;
 		if (attempt > 1 || !r->prefetched) {
 			mem_cache_expire(r->mc);
 			refresh_outer_first(r, &w);
 		} else {
 			w.nhint = 0;	/* this read notes its own pages */
+			w.pre = h != NULL ? h->post : NULL;
 		}
 		read_thread_frames_once(r, t, depth, &w);
 		if (w.torn == NULL || attempt >= tries || process_gone(r))
@@ -824,6 +937,7 @@ pyframes_read(struct py_reader *r, struct py_thread *t, unsigned depth)
 	if (h != NULL) {
 		h->addrs = w.hint;
 		h->n = w.nhint;
+		post_keep(h, &w);
 	} else {
 		free(w.hint);
 	}
@@ -847,8 +961,10 @@ pyframes_reader_free(struct py_reader *r)
 
 	for (i = 0; i < r->acodes; i++)
 		pycode_clear(&r->codes[i]);
-	for (i = 0; i < r->nhints; i++)
+	for (i = 0; i < r->nhints; i++) {
 		free(r->hints[i].addrs);
+		free(r->hints[i].post);
+	}
 	free(r->hints);
 	free(r->codes);
 	free(r->unchecked);

@@ -253,7 +253,7 @@ py_reader_snapshot(struct py_reader *r, const struct py_snapshot_opts *opts,
 		size_t npages = mem_cache_pages(r->mc, pages, PREFETCH_PAGES, true);
 
 		mem_cache_clear(r->mc);
-		pycode_refresh(r, pages, npages);
+		pyframes_prefetch(r, pages, npages);
 		r->prefetched = npages > 0;
 	} else {
 		r->prefetched = false;

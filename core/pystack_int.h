@@ -106,8 +106,37 @@ struct py_reader {
 		 * stopping it again would cost the target for nothing.
 		 */
 		bool stop_useless;
+		/*
+		 * What its last read's checks after the walk read (see
+		 * struct post_read): a sampler's next batch reads them again.
+		 */
+		struct post_read *post;
 	} *hints;
 	size_t nhints, ahints;
+	/* mem_cache_reads() right after a sampler's batch (pyframes_prefetch) */
+	unsigned long batch_reads;
+};
+
+/*
+ * The ranges a thread's checks after its walk read (the thread state,
+ * 3.11-3.12 its cframe's current frame, the innermost frame; 3.8-3.10 the
+ * first frame again).  A sampler's snapshot reads them once more at the
+ * END of the batch that re-reads its pages: the kernel copies in order,
+ * so they are copied after every page of that batch, and a walk served
+ * from those pages alone may take them as its checks, without a system
+ * call of its own (pyframes.c, checks_read).
+ */
+#define POST_RANGES	4
+#define POST_BYTES	(PYOFF_TSTATE_SPAN + 8 + 2 * 512)
+struct post_read {
+	unsigned generation;	/* the snapshot whose batch read them */
+	size_t n;
+	struct post_range {
+		uint64_t addr;
+		size_t len, off;	/* off: into buf */
+		bool ok;
+	} r[POST_RANGES];
+	unsigned char buf[POST_BYTES];
 };
 
 static inline int
@@ -170,7 +199,13 @@ size_t pycode_check(struct py_reader *r);
  * objects the last snapshot used, all in one system call.  Then
  * pycode_begin, as every snapshot does before its walks.
  */
-void pycode_refresh(struct py_reader *r, const uint64_t *pages, size_t npages);
+void pycode_refresh(struct py_reader *r, const uint64_t *pages, size_t npages,
+    const struct mem_range *after, size_t nafter, bool *after_ok);
+/*
+ * A sampler's snapshot begins: pycode_refresh, with each thread's checks
+ * after its walk (struct post_read) read at the end of the same call.
+ */
+void pyframes_prefetch(struct py_reader *r, const uint64_t *pages, size_t npages);
 void pycode_begin(struct py_reader *r);
 /* What the frame reading keeps between snapshots (code objects, hints). */
 void pyframes_reader_free(struct py_reader *r);

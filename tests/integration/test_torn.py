@@ -115,6 +115,42 @@ def test_churning_thread_is_whole_or_partial(launch, profiler, python, mode, sto
         len(partial), READS, "\n".join(partial))
 
 
+# ---- the sampler: its checks come from the batch of the tick --------------------
+
+# Enough samples whole that the test cannot pass on nothing: 2,000 asked for
+# a second reach a few hundred on a loaded machine under the sanitizers.
+SAMPLED_MIN_WHOLE = 50
+
+
+@pytest.mark.parametrize("mode", ["genexpr", "coroutine", "recursion"])
+def test_sampled_churning_thread_is_whole(launch, profiler, python, mode, tmp_path):
+    """perf's ticks take the checks after each walk (the thread state, the
+    innermost frame, 3.8-3.10 the first frame again) from the end of the
+    one batch that re-reads the last tick's pages (core/pyframes.c,
+    checks_read), not from a read of their own.  Torn samples are counted
+    and dropped: every stack of churn that perf writes must be whole."""
+    target = launch("churn.py", python, env={"CHURN": mode})
+    out = str(tmp_path / "churn.collapsed")
+    result = profiler.cmd(target.pid, "perf -r 2000 -d 1 --threads --idle -f %s" % out)
+    assert result.code == EXIT_OK, result.describe()
+    whole, bad = 0, []
+    with open(out, encoding="utf-8") as f:
+        for line in f:
+            stack, count = line.rstrip("\n").rsplit(" ", 1)
+            frames = stack.split(";")
+            if not frames[0].startswith("thread churn "):
+                continue
+            names = " ".join(fr.split(" (", 1)[0].rsplit(".", 1)[-1]
+                             for fr in reversed(frames[1:]))
+            if re.fullmatch(WHOLE[mode], names):
+                whole += int(count)
+            else:
+                bad.append("%s x %s" % (names, count))
+    assert not bad, "%d stacks of churn silently wrong (%s); the first: %s" % (
+        len(bad), result.stdout.strip(), bad[0])
+    assert whole >= SAMPLED_MIN_WHOLE, "%d whole samples: %s" % (whole, result.describe())
+
+
 # ---- bad input: a process that execs, threads that end --------------------------
 
 def frames_problem(dump):

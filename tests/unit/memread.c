@@ -160,6 +160,23 @@ sampler_reads(void)
 		ok(rok[0] && v == 3 && !rok[1] && rok[2] && y == 5,
 		    "ranges in one go: the readable read, the unreadable one said so");
 	}
+	{
+		struct mem_range after[2] = { { a, &x, sizeof x }, { 0x1000, &v, sizeof v } };
+		bool aok[2] = { false, true };
+		unsigned long calls;
+
+		mem_cache_clear(mc);
+		sp.after = after;
+		sp.nafter = 2;
+		sp.after_ok = aok;
+		mem_cache_refresh_spans(mc, pages, 1, &sp);
+		calls = mem_cache_reads(mc);
+		ok(aok[0] && x == 3 && !aok[1] && span_ok[0],
+		    "ranges after the pages and spans: read in the same refresh");
+		ok(mem_cache_read_fresh(mc, a, &v, sizeof v) == 0 && mem_cache_reads(mc) == calls &&
+		    mem_cache_read_u64(mc, a + PAGE, &v) == 0 && mem_cache_reads(mc) == calls + 1,
+		    "the cache counts its system calls: none for a page it holds");
+	}
 	mem_cache_free(mc);
 	free(mem);
 }
