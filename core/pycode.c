@@ -60,6 +60,18 @@ pycode_clear(struct code_info *c)
 	memset(c, 0, sizeof *c);
 }
 
+int
+pycode_line(const struct py_reader *r, struct code_info *c, int64_t offset)
+{
+	if (!c->line_known || c->line_at != offset) {
+		c->line = linetable_line(r->rt->off.version_hex, c->table, c->table_len,
+		    c->firstlineno, offset);
+		c->line_at = offset;
+		c->line_known = true;
+	}
+	return c->line;
+}
+
 static size_t
 code_slot(const struct py_reader *r, uint64_t addr)
 {

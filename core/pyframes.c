@@ -15,7 +15,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/linetable.h"
 #include "core/memread.h"
 #include "core/procfs.h"
 #include "core/pyobj.h"
@@ -297,8 +296,7 @@ read_frame_objects(struct py_reader *r, struct py_thread *t, uint64_t frame,
 		lasti = mem_field_i32(buf, o->frame_lasti);
 		if (o->version_hex >= 0x030A0000 && lasti >= 0)
 			lasti *= 2;	/* 3.10 counts instructions */
-		line = c->valid ? linetable_line(o->version_hex, c->table, c->table_len,
-		    c->firstlineno, lasti) : 0;
+		line = c->valid ? pycode_line(r, c, lasti) : 0;
 		push_frame(r, t, &alloc, c, line, true);
 		last = frame;
 		frame = mem_field_u64(buf, o->frame_back);
@@ -538,8 +536,7 @@ read_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
 		addrq = (int64_t)(instr - (code + (uint64_t)o->code_code_adaptive));
 		if (addrq < -2 || addrq > (int64_t)PYCODE_MAX_TABLE * 8)
 			addrq = -1;
-		line = linetable_line(o->version_hex, c->table, c->table_len,
-		    c->firstlineno, addrq < 0 ? -1 : addrq);
+		line = pycode_line(r, c, addrq < 0 ? -1 : addrq);
 		push_frame(r, t, &alloc, c, line, is_entry);
 		*base = frame;
 		frame = mem_field_u64(buf, o->frame_back);

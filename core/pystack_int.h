@@ -37,6 +37,14 @@ struct code_info {
 	bool shim;		/* 3.13: CPython's own trampoline code (_Py_InitCleanup) */
 	uint8_t *table;
 	size_t table_len;
+	/*
+	 * The line of the offset last asked (pycode_line): a sampler meets
+	 * the same frames at the same instructions tick after tick, and
+	 * decoding the table was a twentieth of its CPU.
+	 */
+	bool line_known;
+	int64_t line_at;
+	int line;
 };
 
 struct py_reader {
@@ -188,6 +196,8 @@ void pyframes_arena_free(struct str_arena *a);
 /* The code object at addr, read or from the cache; NULL if it is none. */
 struct code_info *pycode_get(struct py_reader *r, uint64_t addr);
 void pycode_clear(struct code_info *c);
+/* The line of a code offset (linetable_line), -1 meaning none; remembers the last one. */
+int pycode_line(const struct py_reader *r, struct code_info *c, int64_t offset);
 /*
  * Check the code objects a batch_codes snapshot used unread; returns how
  * many turned out to be another object now (forgotten: the threads must
