@@ -44,7 +44,15 @@ arena_strdup(struct py_snapshot *snap, const char *s)
 	struct str_arena *a = snap->strings;
 
 	if (a == NULL || a->size - a->used < len) {
-		size_t size = len > 65536 ? len : 65536;
+		/*
+		 * A sampler's snapshot of a thread or two needs a few hundred
+		 * bytes: a first chunk of 64 KiB, freed each tick, made
+		 * glibc consolidate its heap every tick.
+		 */
+		size_t size = a == NULL ? 4096 : 65536;
+
+		if (size < len)
+			size = len;
 
 		a = xmalloc(sizeof *a + size);
 		a->next = snap->strings;
