@@ -67,7 +67,13 @@ struct sampler_stats {
 	uint64_t late;		/* ticks started after the next was due */
 	uint64_t elapsed_ns;	/* first tick to the end */
 	uint64_t busy_ns;	/* wall time spent reading */
-	uint64_t cpu_ns;	/* this thread's CPU time spent reading */
+	uint64_t cpu_ns;	/* this thread's CPU time, reading and waiting */
+	/*
+	 * The CPU time of the reads alone, measured on one tick in
+	 * READ_CPU_EVERY (a clock read of it is a system call): waking up
+	 * from each wait costs this VM more than a read (see README.md).
+	 */
+	uint64_t read_cpu_ns, read_cpu_reads;
 	bool exited;		/* the target exited while sampled */
 };
 
