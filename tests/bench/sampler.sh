@@ -2,7 +2,9 @@
 # tests/bench/sampler.sh [PYTHON...] — what the `perf` sampler costs, per
 # configured interpreter, measured in one run:
 #   cpu/sample   CPU time of the sampler per read of the process, one busy
-#                thread 12 and 30 frames deep, at 1 kHz
+#                thread 12 and 30 frames deep, at 1 kHz: reading and waiting
+#                for the next tick (a wake-up costs this VM 14-25 us)
+#   read(30)     of that, the read alone (measured on one tick in 16)
 #   max rate     the highest rate achieved (1 kHz .. 100 kHz asked) with
 #                under 1 % torn and no failed reads, on the 30-deep thread
 #   torn         torn reads at that rate
@@ -10,6 +12,11 @@
 # Budgets (issue 11): <= 5 us CPU per sample at 30 deep on 3.11+ (<= 10 us
 # on 3.8-3.10), >= 100 kHz sustained on 3.11+, torn <= 0.1 %, target
 # slowdown <= 1 %.  Not a pass/fail test: it prints numbers.
+#
+# FP_BENCH_BASELINE=PATH also measures another flight_profiler binary (a
+# build of an earlier commit), interleaved with this one on the same
+# targets: before and after in the same run, on the same load.
+# FP_BENCH_SLOWDOWN=0 skips slowdown.sh.
 set -eu
 builddir=${FP_BUILDDIR:-$(pwd)}
 srcdir=${FP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -38,33 +45,50 @@ field() {	# $1 = perl-ish regex with one group, on stdin
 }
 
 perf_run() {	# $1 rate $2 seconds; prints the summary line
-	"$bin" "$target" --cmd "perf -r $1 -d $2 --idle -f $out/p.collapsed" 2>&1
+	"$run_bin" "$target" --cmd "perf -r $1 -d $2 --idle -f $out/p.collapsed" 2>&1
 }
+baseline=${FP_BENCH_BASELINE:-}
+[ -z "$baseline" ] || [ -x "$baseline" ] || { echo "FP_BENCH_BASELINE: no binary $baseline" >&2; exit 1; }
 
 echo "machine: $(uname -srm), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "budgets: <= 5 us CPU/sample at 30 deep on 3.11+ (<= 10 us on 3.8-3.10), >= 100 kHz"
 echo "         sustained on 3.11+, torn <= 0.1 %, target slowdown at 1 kHz <= 1 %"
-printf '%-8s %12s %12s %10s %9s\n' python "us/smp(12)" "us/smp(30)" "max kHz" "torn %"
+printf '%-8s %-9s %12s %12s %10s %10s %9s\n' python build "us/smp(12)" "us/smp(30)" "read(30)" \
+    "max kHz" "torn %"
 for py in "$@"; do
 	version=$("$py" -c 'import platform; print(platform.python_version())')
+	# Each binary on the same target, one after the other, for each part.
 	start "$py" deep 12
-	c12=$(perf_run 1000 1 | field ', \([0-9.]*\) us CPU per read')
+	c12=$(run_bin=$bin; perf_run 1000 1 | field ', \([0-9.]*\) us CPU per read')
+	b12=-
+	[ -z "$baseline" ] || b12=$(run_bin=$baseline; perf_run 1000 1 | field ', \([0-9.]*\) us CPU per read')
 	stop
 	start "$py" deep 30
-	c30=$(perf_run 1000 1 | field ', \([0-9.]*\) us CPU per read')
-	best=0 torn=-
-	for rate in 1000 2000 5000 10000 20000 50000 100000; do
-		line=$(perf_run "$rate" 1)
-		hz=$(echo "$line" | field '(\([0-9.]*\) Hz of')
-		tp=$(echo "$line" | field ', \([0-9.]*\)% torn')
-		failed=$(echo "$line" | field ', \([0-9]*\) failed reads')
-		ok=$(awk -v h="$hz" -v b="$best" -v t="$tp" -v f="$failed" \
-		    'BEGIN { print (t < 1 && f == 0 && h > b) ? 1 : 0 }')
-		if [ "$ok" = 1 ]; then best=$hz torn=$tp; fi
+	for run_bin in "$bin" $baseline; do
+		line=$(perf_run 1000 1)
+		c30=$(echo "$line" | field ', \([0-9.]*\) us CPU per read')
+		r30=$(echo "$line" | field ' (\([0-9.]*\) reading')
+		best=0 torn=-
+		for rate in 1000 2000 5000 10000 20000 50000 100000; do
+			line=$(perf_run "$rate" 1)
+			hz=$(echo "$line" | field '(\([0-9.]*\) Hz of')
+			tp=$(echo "$line" | field ', \([0-9.]*\)% torn')
+			failed=$(echo "$line" | field ', \([0-9]*\) failed reads')
+			ok=$(awk -v h="$hz" -v b="$best" -v t="$tp" -v f="$failed" \
+			    'BEGIN { print (t < 1 && f == 0 && h > b) ? 1 : 0 }')
+			if [ "$ok" = 1 ]; then best=$hz torn=$tp; fi
+		done
+		if [ "$run_bin" = "$bin" ]; then
+			build=this smp12=$c12
+		else
+			build=baseline smp12=$b12
+		fi
+		printf '%-8s %-9s %12s %12s %10s %10s %9s\n' "$version" "$build" "$smp12" "$c30" \
+		    "${r30:--}" \
+		    "$(awk -v b="$best" 'BEGIN { printf "%g", b / 1000 }')" "$torn"
 	done
 	stop
-	printf '%-8s %12s %12s %10s %9s\n' "$version" "$c12" "$c30" \
-	    "$(awk -v b="$best" 'BEGIN { printf "%g", b / 1000 }')" "$torn"
 done
+[ "${FP_BENCH_SLOWDOWN:-1}" = 0 ] && exit 0
 echo
 sh "$srcdir/tests/bench/slowdown.sh" "$@"
