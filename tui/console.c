@@ -190,6 +190,33 @@ console_busy_key(struct tui *t, int key, bool fkey)
 }
 
 /*
+ * The console shares its slot with the output pane and the ended watch,
+ * trace and monitor panes: the one it hides comes back when it closes,
+ * so that opening the console never loses a pane with no way back.
+ */
+static void
+console_displace(struct tui *t, struct pane *console)
+{
+	struct pane *other = tui_slot_pane(t, console->ops->slot);
+
+	if (console->visible || other == console)
+		return;		/* open already (broken): keep what it hid then */
+	t->console_displaced = other;
+	t->console_displaced_focus = other != NULL && t->focus == other;
+}
+
+static void
+console_hide(struct tui *t)
+{
+	struct pane *back = t->console_displaced;
+
+	tui_hide_pane(t, tui_pane(t, &pane_console_ops));
+	t->console_displaced = NULL;
+	if (back != NULL && !back->visible)
+		tui_show_pane(t, back, t->console_displaced_focus);
+}
+
+/*
  * The console ended on an error (a statement that did not stop after
  * Ctrl-C, a lost agent): the pane stays, with the whole message in it, and
  * keeps the keyboard (console_modal_key) until it is closed.
@@ -238,7 +265,7 @@ console_modal_key(struct tui *t, int key, bool fkey)
 		return false;
 	if (key == ESC || key == CTRL('c')) {
 		t->console_broken = false;
-		tui_hide_pane(t, tui_pane(t, &pane_console_ops));
+		console_hide(t);
 		tui_status(t, false, "console closed (c opens it again)");
 		return true;
 	}
@@ -274,6 +301,8 @@ console_run(struct tui *t, const char *line, bool console)
 	if (!inside_attach(t, true, false))
 		return;
 	inside_quiesce(t);
+	if (console)
+		console_displace(t, pane);
 	tui_show_pane(t, pane, true);
 	if (console) {
 		t->console_open = true;
@@ -305,7 +334,7 @@ console_run(struct tui *t, const char *line, bool console)
 	} else if (rc != FP_OK) {
 		tui_status(t, true, "%s", cause ? cause : "failed");
 	} else if (console) {
-		tui_hide_pane(t, tui_pane(t, &pane_console_ops));
+		console_hide(t);
 		tui_status(t, false, "left the console (c opens it again; its variables are kept "
 		    "while flight_profiler stays attached)");
 	}

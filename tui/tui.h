@@ -201,6 +201,9 @@ struct tui {
 	enum { CONSOLE_WAIT, CONSOLE_LINE, CONSOLE_INTERRUPT, CONSOLE_EOF } console_input;
 	bool console_leave;	/* Esc while a statement ran: leave after it */
 	bool console_broken;	/* it ended on an error: its pane stays, modal */
+	/* the pane the console took the slot of, back when it closes (focused if it was) */
+	struct pane *console_displaced;
+	bool console_displaced_focus;
 	char *console_prompt;	/* ">>> " or "... " */
 	char *console_line;	/* the line entered */
 	struct history *console_history;

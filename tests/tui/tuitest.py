@@ -819,6 +819,16 @@ def check_target(target, name, agent):
         name, "once" if agent else "never"), "\n".join(why))
 
 
+def console_open(s):
+    """c, and y if the agent is not loaded yet: the console's prompt (the
+    masked screen, or None)."""
+    s.tmux.keys("c")
+    sc = s.wait(lambda x: "[y/N]" in x or ">>>" in x, "console or the question")
+    if sc and "[y/N]" in sc:
+        s.tmux.keys("y")
+    return s.wait(has(">>>", "Console \u00b7", "console inside process"), "console")
+
+
 def console_line(text):
     """A console pane line that is exactly `text` (masked screens)."""
     return lambda sc: re.search("^\u2502%s *\u2502$" % re.escape(text), sc, re.M) is not None
@@ -1016,7 +1026,8 @@ def watch_pane(version, exe, workdir):
     the watch pane with 3 calls and says it is done; a running watch lists
     the calls with their real arguments and results, Space pauses, Enter
     shows a call in full, C clears (c is the console, as everywhere), q
-    stops it and closes the pane, and the target keeps no hook."""
+    stops it and closes the pane, and the target keeps no hook.  The console
+    opened over an ended watch gives its pane back on Esc."""
     name = "CPython %s watch pane" % version
     with watch_target_tui(exe, workdir, name) as (target, s, tmux):
         tui_command(s, "watch __main__ add --expr args,return_obj -n 3")
@@ -1029,6 +1040,14 @@ def watch_pane(version, exe, workdir):
         # Once it has ended the TUI waits for nothing: the bar is the pane's again.
         TAP.ok(sc is not None and "Enter Expand" in sc and "Interrupt" not in sc,
                "%s: after the watch the function bar is the pane's" % name, tmux.capture())
+        # The console takes the pane's slot; leaving it brings the pane back.
+        console_open(s)
+        s.tmux.keys("Escape")
+        sc = s.wait(has("left the console", "Watch \u00b7 __main__.add \u00b7 3 seen",
+                        "done after 3 calls"), "the watch pane back")
+        TAP.ok(sc is not None and len(WATCH_ADD.findall(sc)) == 3,
+               "%s: Esc leaves the console and the watch pane it covered is back" % name,
+               tmux.capture())
         s.tmux.keys("q")
         TAP.ok(s.wait(lambda sc: "Watch \u00b7" not in sc, "q after the end") is not None,
                "%s: q closes a watch that has ended" % name, tmux.capture())
@@ -1544,11 +1563,7 @@ def console_safety(target, workdir):
     try:
         s = Session(tmux, target, workdir)
         s.wait(has("Threads 5", "worker-c"), "open")
-        s.tmux.keys("c")
-        sc = s.wait(lambda x: "[y/N]" in x or ">>>" in x, "console or the question")
-        if sc and "[y/N]" in sc:
-            s.tmux.keys("y")
-        s.wait(has(">>>", "console inside process"), "console")
+        console_open(s)
         s.tmux.keys("Escape")
         s.wait(has("left the console"), "leave")
         s.tmux.keys("c")
