@@ -1018,6 +1018,7 @@ def watch_target_tui(exe, workdir, name, alive=True):
             check_target(target, name, True)
 
 
+WATCH_SEEN = re.compile(r"Watch \u00b7 __main__\.add \u00b7 (\d+) seen")
 WATCH_ADD = re.compile(r"__main__\.add +args=\((\d+), 1\)  return_obj=(\d+)")
 
 
@@ -1026,8 +1027,10 @@ def watch_pane(version, exe, workdir):
     the watch pane with 3 calls and says it is done; a running watch lists
     the calls with their real arguments and results, Space pauses, Enter
     shows a call in full, C clears (c is the console, as everywhere), q
-    stops it and closes the pane, and the target keeps no hook.  The console
-    opened over an ended watch gives its pane back on Esc."""
+    stops it and closes the pane, and the target keeps no hook.  While it
+    runs, c and : say at once that they wait for it (the watch pane stays,
+    counting); the console opened over an ended watch gives its pane back
+    on Esc."""
     name = "CPython %s watch pane" % version
     with watch_target_tui(exe, workdir, name) as (target, s, tmux):
         tui_command(s, "watch __main__ add --expr args,return_obj -n 3")
@@ -1071,6 +1074,16 @@ def watch_pane(version, exe, workdir):
                and re.search(r"Enter Expand +Space Pause +C Clear +\\ Filter +q Stop", sc),
                "%s: a running watch lists the calls as they come; the bar shows the pane's keys"
                % name, tmux.capture())
+        # c and : say at once that they wait for the watch, which runs on;
+        # nothing typed then acts when it ends.
+        s.tmux.keys("c")
+        sc = live_wait(s, has("the console waits until it ends", "running (q stops)"), "c refused")
+        seen = int(WATCH_SEEN.search(sc).group(1)) if sc and WATCH_SEEN.search(sc) else None
+        sc = live_wait(s, lambda x: seen is not None and WATCH_SEEN.search(x) is not None and
+                       int(WATCH_SEEN.search(x).group(1)) > seen and ">>>" not in x,
+                       "the watch counting on")
+        TAP.ok(sc is not None, "%s: c while the watch runs says the console waits for it; "
+               "the watch pane stays and counts on" % name, tmux.capture())
         # Moved up from the newest: the list stays, the title counts the new calls.
         s.tmux.keys("k", "k")
         sc = live_wait(s, lambda sc: re.search(r"running \(q stops\) \u00b7 [1-9]\d* new", sc),
@@ -1104,6 +1117,11 @@ def watch_pane(version, exe, workdir):
         TAP.ok(sc is not None and before and WATCH_ADD.findall(later) == before
                and re.search(r"paused, [1-9]\d* waiting", later),
                "%s: Space pauses the list; the calls that come wait" % name, later)
+        s.tmux.keys(":")
+        sc = live_wait(s, has("a : command waits until it ends", "paused, "), ": refused")
+        TAP.ok(sc is not None and "Enter Run" not in sc,
+               "%s: : while the watch is paused says the command waits for it" % name,
+               tmux.capture())
         s.tmux.keys("Enter")
         sc = live_wait(s, has("EXPR", "VALUE"), "Enter")
         last = before[-1] if before else ("?", "?")
@@ -1123,6 +1141,9 @@ def watch_pane(version, exe, workdir):
         sc = s.wait(lambda sc: "Watch \u00b7" not in sc and "watch: stopped after" in sc, "q")
         TAP.ok(sc is not None and "the hooks are removed" in sc,
                "%s: q stops the watch and closes the pane" % name, tmux.capture())
+        TAP.ok(sc is not None and ">>>" not in sc and "Console \u00b7" not in sc,
+               "%s: the c typed while the watch ran does not open the console now" % name,
+               tmux.capture())
         left = hooks_left(target)
         TAP.ok(left == "[]", "%s: no hook is left in the target" % name, left)
 
