@@ -187,6 +187,15 @@ runner_write(struct runner *r, const char *text)
 	r->io.write(r->io.ctx, text, strlen(text));
 }
 
+void
+runner_seen(struct runner *r, const char *cmd, const struct proto_msg *msg)
+{
+	if (msg->type == PROTO_EVENT && r->io.event != NULL)
+		r->io.event(r->io.ctx, cmd, msg);
+	else if (msg->type == PROTO_END && r->io.answer != NULL)
+		r->io.answer(r->io.ctx, cmd, msg);
+}
+
 /* ---- the agent ----------------------------------------------------------------- */
 
 /* The session with the agent of r->pid, connected (or loaded) on first need. */

@@ -191,4 +191,34 @@ int runner_start(struct runner *r, const char *line, struct runner_statement *st
 int runner_statement_end(const struct proto_msg *end, const char *cmd, struct sbuf *text,
     char **cause);
 
+/*
+ * watch and monitor while the front end goes on (the TUI).  The request
+ * runs on the agent's session (loaded on need); its events reach
+ * runner_io.record (or .write) exactly as under runner_exec, from whatever
+ * turns the session next (session_pump in the front end's loop, or another
+ * request's wait).  Its end reaches h->end with what runner_exec would have
+ * given: rc, the text it would have appended to `out` ("" for none) and
+ * the message when rc is not FP_OK; a lost connection ends it the same
+ * way.  The runner_bg is freed after h->end: forget it there.
+ */
+struct runner_bg;
+struct runner_bg_handler {
+	void (*end)(void *ctx, int rc, const char *text, const char *cause);
+};
+/* Is `line` a command that runs in the background here (not over a set)? */
+bool runner_is_background(const struct runner *r, const char *line);
+/* Usage errors and a failed start come back here (*cause), no callback. */
+int runner_bg_start(struct runner *r, const char *line, const struct runner_bg_handler *h,
+    void *ctx, struct runner_bg **bg, char **cause);
+/* Ask the agent to stop it (it removes its hooks); its end follows. */
+int runner_bg_cancel(struct runner_bg *bg, char **cause);
+/* Stop waiting for it: nothing more is called, bg is freed (the session closing ends it). */
+void runner_bg_forget(struct runner_bg *bg);
+/*
+ * Its stop was asked for RUNNER_CANCEL_GRACE_MS ago and has not come:
+ * stop waiting, and end it now as failed (h->end, records as for a lost
+ * connection); bg is freed.
+ */
+void runner_bg_give_up(struct runner_bg *bg);
+
 #endif

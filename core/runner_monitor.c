@@ -49,12 +49,10 @@ monitor_event(struct runner *r, void *ctx, const struct proto_msg *msg)
 	sbuf_free(&out);
 }
 
-int
-runner_cmd_monitor(void *ctx, const struct cmd_request *req, struct sbuf *out, char **cause)
+/* The request of `monitor`. */
+static int
+monitor_args(struct runner *r, const struct cmd_request *req, json_t **argsp, char **cause)
 {
-	struct runner *r = ctx;
-	struct monitor_progress p = { 0, 0 };
-	struct proto_msg end;
 	json_t *args = json_object();
 	const char *limit = command_opt(req, "--limits");
 	int rc;
@@ -69,23 +67,42 @@ runner_cmd_monitor(void *ctx, const struct cmd_request *req, struct sbuf *out, c
 	json_object_set_new(args, "cycle", json_real(command_number(req, "--cycle")));
 	if (limit != NULL)
 		json_object_set_new(args, "limit", json_integer(command_int(req, "--limits")));
-	rc = runner_stream(r, "monitor", args, 0, monitor_event, &p, &end, cause);
-	if (runner_stream_ended(r, "monitor", rc, &end, p.cycles)) {
-		proto_msg_clear(&end);
+	*argsp = args;
+	return FP_OK;
+}
+
+/* How the monitor ended (rc, end: as runner_stream gave them). */
+static int
+monitor_end(struct runner *r, void *ctx, int rc, const struct proto_msg *end, struct sbuf *out,
+    char **cause)
+{
+	const struct monitor_progress *p = ctx;
+
+	if (runner_stream_ended(r, "monitor", rc, end, p->cycles) || rc != FP_OK)
 		return rc;
-	}
-	if (rc != FP_OK)
-		return rc;
-	if (end.ok && json_is_true(json_object_get(end.data, "reset")))
-		sbuf_addf(out, "monitor: removed by reset after %lld cycle%s\n", p.cycles,
-		    p.cycles == 1 ? "" : "s");
-	else if (!end.ok && strcmp(end.kind, "cancelled") == 0)
+	if (end->ok && json_is_true(json_object_get(end->data, "reset")))
+		sbuf_addf(out, "monitor: removed by reset after %lld cycle%s\n", p->cycles,
+		    p->cycles == 1 ? "" : "s");
+	else if (!end->ok && strcmp(end->kind, "cancelled") == 0)
 		sbuf_addf(out, "monitor: stopped after %lld cycle%s; the hooks are removed\n",
-		    p.cycles, p.cycles == 1 ? "" : "s");
-	else if (!end.ok)
-		rc = runner_end_failure(&end, "monitor", cause);
-	proto_msg_clear(&end);
+		    p->cycles, p->cycles == 1 ? "" : "s");
+	else if (!end->ok)
+		rc = runner_end_failure(end, "monitor", cause);
 	return rc;
+}
+
+const struct runner_streamer runner_monitor_streamer = {
+	.cmd = "monitor",
+	.progress_size = sizeof(struct monitor_progress),
+	.args = monitor_args,
+	.event = monitor_event,
+	.end = monitor_end,
+};
+
+int
+runner_cmd_monitor(void *ctx, const struct cmd_request *req, struct sbuf *out, char **cause)
+{
+	return runner_stream_run(ctx, &runner_monitor_streamer, req, out, cause);
 }
 
 int

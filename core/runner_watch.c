@@ -117,16 +117,13 @@ runner_stream_ended(struct runner *r, const char *cmd, int rc, const struct prot
 	return runner_take_record(r, &rec) && rc == FP_OK && !rec.failed;
 }
 
-int
-runner_cmd_watch(void *ctx, const struct cmd_request *req, struct sbuf *out, char **cause)
+/* The request of `watch` (usage errors first, before the agent is asked anything). */
+static int
+watch_args(struct runner *r, const struct cmd_request *req, json_t **argsp, char **cause)
 {
-	struct runner *r = ctx;
-	struct watch_progress p = { 0 };
-	struct proto_msg end;
 	json_t *args;
 	int rc;
 
-	(void)out;	/* records are written as they come, not at the end */
 	if (command_opt(req, "--exception") && command_opt(req, "--success"))
 		return fail(cause, FP_EUSAGE, "watch: -e (only raising calls) and -s (only "
 		    "returning calls) exclude each other");
@@ -152,28 +149,47 @@ runner_cmd_watch(void *ctx, const struct cmd_request *req, struct sbuf *out, cha
 		json_decref(args);
 		return rc;
 	}
-	rc = runner_stream(r, "watch", args, 0, watch_event, &p, &end, cause);
-	if (runner_stream_ended(r, "watch", rc, &end, p.shown)) {
-		proto_msg_clear(&end);
-		return rc;
-	}
-	if (rc != FP_OK)
-		return rc;
-	if (end.ok) {
-		long long dropped = json_integer_value(json_object_get(end.data, "dropped"));
+	*argsp = args;
+	return FP_OK;
+}
 
-		if (json_is_true(json_object_get(end.data, "reset")))
-			sbuf_addf(out, "watch: removed by reset after %lld call%s\n", p.shown,
-			    p.shown == 1 ? "" : "s");
+/* How the watch ended (rc, end: as runner_stream gave them): the last lines, or the failure. */
+static int
+watch_end(struct runner *r, void *ctx, int rc, const struct proto_msg *end, struct sbuf *out,
+    char **cause)
+{
+	const struct watch_progress *p = ctx;
+
+	if (runner_stream_ended(r, "watch", rc, end, p->shown) || rc != FP_OK)
+		return rc;
+	if (end->ok) {
+		long long dropped = json_integer_value(json_object_get(end->data, "dropped"));
+
+		if (json_is_true(json_object_get(end->data, "reset")))
+			sbuf_addf(out, "watch: removed by reset after %lld call%s\n", p->shown,
+			    p->shown == 1 ? "" : "s");
 		if (dropped > 0)
 			sbuf_addf(out, "watch: %lld calls were dropped (they came faster than they "
 			    "could be formatted)\n", dropped);
-	} else if (strcmp(end.kind, "cancelled") == 0) {
-		sbuf_addf(out, "watch: stopped after %lld call%s; the hooks are removed\n", p.shown,
-		    p.shown == 1 ? "" : "s");
+	} else if (strcmp(end->kind, "cancelled") == 0) {
+		sbuf_addf(out, "watch: stopped after %lld call%s; the hooks are removed\n", p->shown,
+		    p->shown == 1 ? "" : "s");
 	} else {
-		rc = runner_end_failure(&end, "watch", cause);
+		rc = runner_end_failure(end, "watch", cause);
 	}
-	proto_msg_clear(&end);
 	return rc;
+}
+
+const struct runner_streamer runner_watch_streamer = {
+	.cmd = "watch",
+	.progress_size = sizeof(struct watch_progress),
+	.args = watch_args,
+	.event = watch_event,
+	.end = watch_end,
+};
+
+int
+runner_cmd_watch(void *ctx, const struct cmd_request *req, struct sbuf *out, char **cause)
+{
+	return runner_stream_run(ctx, &runner_watch_streamer, req, out, cause);
 }
