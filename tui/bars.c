@@ -181,18 +181,6 @@ bar_draw(struct tline *l, const struct keymap_pane *pane, int cols, bool paused)
 	bar_draw_items(l, bar, cols, paused);
 }
 
-/* While the focused pane's command streams (ops->live): only its own keys work. */
-static void
-bar_draw_live(struct tline *l, const struct keybinding *keys, int cols)
-{
-	struct bar bar = { .n = 0 };
-
-	for (; keys != NULL && keys->key != 0; keys++)
-		if (keys->bar != NULL)
-			bar_collect(keys, &bar);
-	bar_draw_items(l, bar, cols, false);
-}
-
 /* The bar while a prompt is open: key, label, key, label, ..., NULL. */
 static void
 bar_pairs(struct tline *l, const char *const *pairs)
@@ -244,9 +232,6 @@ bars_draw_bottom(struct tui *t)
 	tline_reset(&l);
 	if (completion_menu != NULL) {
 		tline_add(&l, EL_BAR, completion_menu);
-	} else if (t->busy && t->focus != NULL && t->focus->visible && t->focus->ops->live != NULL &&
-	    t->focus->ops->live(t->focus)) {
-		bar_draw_live(&l, t->focus->ops->keys, cols);
 	} else if (t->busy) {
 		static const char *const keys[] = { "C-c", " Interrupt  ", "Esc",
 		    " Interrupt and leave  ", "PgUp/PgDn", " Scroll  ", NULL };

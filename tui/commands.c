@@ -18,6 +18,7 @@
 #include "core/runner.h"
 #include "tui/console.h"
 #include "tui/statement.h"
+#include "tui/stream.h"
 #include "tui/inside.h"
 
 /* ---- commands ---------------------------------------------------------------- */
@@ -192,6 +193,10 @@ commands_run(struct tui *t, const char *line)
 		return;
 	}
 	statement_yield_output(t);	/* a background statement's text stays under its own heading */
+	if (stream_is(t, line)) {
+		stream_start(t, line);	/* watch, monitor: in the background too */
+		return;
+	}
 	if (!own)
 		inside_quiesce(t);	/* the runner may use the agent's session */
 	free(t->status);	/* what the command says, if anything, is its own */

@@ -115,104 +115,11 @@ console_type_ahead(struct tui *t, int key, bool fkey)
 	}
 }
 
-/*
- * A key for the focused pane whose command streams now (ops->live): its
- * own keys and the list's moves; Back (Esc, its q) stops the command, and
- * the pane closes when it has ended.  Anything else: false.
- */
-static bool
-live_key(struct tui *t, int key, bool fkey)
-{
-	struct pane *p = t->focus;
-	const struct keybinding *b;
-	struct keymap_pane keys;
-
-	if (p == NULL || !p->visible || p->ops->live == NULL || !p->ops->live(p) ||
-	    (fkey && key == KEY_MOUSE))
-		return false;
-	if (t->prompt == PROMPT_SEARCH || t->prompt == PROMPT_FILTER) {
-		prompt_key(t, key, fkey);	/* they only look at the pane */
-		return true;
-	}
-	if (!fkey && key == '\r')
-		key = '\n';
-	keys = panes_keys(t);
-	if ((b = keymap_lookup(&keys, key)) == NULL)
-		return false;
-	switch (b->action) {
-	case A_BACK:
-		if (!p->ops->key(p, A_BACK))
-			return false;
-		t->interrupt = true;
-		return true;
-	case A_SEARCH:
-		prompt_open(t, PROMPT_SEARCH, NULL);
-		return true;
-	case A_SEARCH_NEXT:
-	case A_SEARCH_PREV:
-		prompt_search(t, b->action == A_SEARCH_NEXT);
-		return true;
-	case A_FILTER:
-		if (p->ops->filter == NULL)
-			return false;
-		prompt_open(t, PROMPT_FILTER, p->ops->filter_text(p));
-		return true;
-	default:
-		return p->ops->key(p, b->action) || panes_move(p, b->action);
-	}
-}
-
-/* The pane whose command streams now (a watch, trace, monitor), or NULL. */
-static struct pane *
-streaming_pane(struct tui *t)
-{
-	size_t i;
-
-	for (i = 0; i < t->npanes; i++) {
-		struct pane *p = &t->panes[i];
-
-		if (p->visible && p->ops->live != NULL && p->ops->live(p))
-			return p;
-	}
-	return NULL;
-}
-
-/*
- * A key that is not the streaming pane's own.  The command holds the
- * runner until it ends, so the console and `:` commands cannot start
- * beside it: say so now.  Typed ahead, such a key would act only when
- * the command ends (minutes later, or never for -n 100000), and the keys
- * of a `:` line that the pane knows (g, n, Space) would be eaten by the
- * pane on the way: the line that ran at the end was not the one typed.
- */
-static void
-streaming_refuse(struct tui *t, const struct pane *p, int key)
-{
-	char buf[16];
-
-	t->nahead = 0;
-	if (key == 'c' || key == ':')
-		tui_status(t, true, "the %s is running: %s waits until it ends "
-		    "(q stops it; Space only pauses the list)", p->ops->name,
-		    key == 'c' ? "the console" : "a : command");
-	else
-		tui_status(t, true, "'%s' does nothing while the %s runs: q stops it", keymap_key_name(key, buf, sizeof buf), p->ops->name);
-}
-
 /* Keys while a statement runs: interrupt, leave, scroll. */
 void
 console_busy_key(struct tui *t, int key, bool fkey)
 {
-	struct pane *streaming;
-
 	t->dirty = true;
-	if (live_key(t, key, fkey))
-		return;
-	if (!t->console_open && !fkey && key > ' ' && key < 127 &&
-	    (streaming = streaming_pane(t)) != NULL) {
-		streaming_refuse(t, streaming, key);
-		return;
-	}
 	if (fkey && key == KEY_RESIZE) {
 		layout_panes(t);
 	} else if (!fkey && key == CTRL('c')) {

@@ -259,7 +259,7 @@ monitor_key(struct pane *p, enum action a)
 
 	if (a != A_BACK || !v->running)
 		return false;
-	v->leave = true;	/* tui/console.c stops it */
+	v->leave = true;	/* tui/stream.c stops it */
 	tui_status(p->tui, false, "stopping the monitor...");
 	return true;
 }

@@ -8,8 +8,8 @@
  * pauses the display (calls are still counted and kept); c clears; q or
  * Esc stops the watch, so that the agent removes its hooks, and closes
  * the pane.  It only shows: the runner hands it the events
- * (runner_io.record) and Esc reaches the runner as an interrupt
- * (tui/console.c).
+ * (runner_io.record) of the watch that runs in the background
+ * (tui/stream.c), which Back stops.
  */
 #include "config.h"
 
@@ -482,7 +482,7 @@ watch_key(struct pane *p, enum action a)
 		rebuild(p);
 		return true;
 	case A_BACK:
-		/* while it runs (tui/console.c): stop it, then close */
+		/* while it runs (tui/stream.c stops it): close when it has ended */
 		if (!v->running)
 			return false;
 		v->leave = true;

@@ -145,27 +145,15 @@ pane_set_cursor(struct pane *p, size_t line)
 	p->tui->dirty = true;
 }
 
-void
-tui_show_pane(struct tui *t, struct pane *p, bool focus)
+/* Is its command streaming now (a background watch, monitor)? */
+static bool
+live(struct pane *p)
 {
-	struct pane *other = tui_slot_pane(t, p->ops->slot);
-
-	/* one pane per slot: the output and the console share the bottom */
-	if (other != NULL && other != p && !fixed(other))
-		tui_hide_pane(t, other);
-	if (p->ops->slot == SLOT_OVERLAY && !p->visible)
-		t->before_overlay = t->focus;
-	p->visible = true;
-	if (focus)
-		t->focus = p;
-	if (t->maximised != NULL)
-		t->maximised = t->focus;
-	layout_panes(t);
-	t->dirty = true;
+	return p->ops->live != NULL && p->ops->live(p);
 }
 
-void
-tui_hide_pane(struct tui *t, struct pane *p)
+static void
+hide(struct tui *t, struct pane *p)
 {
 	struct pane *sub;
 
@@ -182,6 +170,50 @@ tui_hide_pane(struct tui *t, struct pane *p)
 		t->maximised = NULL;
 	layout_panes(t);
 	t->dirty = true;
+}
+
+void
+tui_show_pane(struct tui *t, struct pane *p, bool focus)
+{
+	struct pane *other = tui_slot_pane(t, p->ops->slot);
+
+	/*
+	 * One pane per slot: the output and the console share the bottom.  A
+	 * pane whose command streams in the background (a watch) comes back
+	 * when the one that took its slot (an answer, the console) closes.
+	 */
+	if (other != NULL && other != p && !fixed(other)) {
+		if (live(other)) {
+			t->displaced = other;
+			t->displaced_focus = t->focus == other;
+		}
+		hide(t, other);
+	}
+	if (p == t->displaced)
+		t->displaced = NULL;
+	if (p->ops->slot == SLOT_OVERLAY && !p->visible)
+		t->before_overlay = t->focus;
+	p->visible = true;
+	if (focus)
+		t->focus = p;
+	if (t->maximised != NULL)
+		t->maximised = t->focus;
+	layout_panes(t);
+	t->dirty = true;
+}
+
+void
+tui_hide_pane(struct tui *t, struct pane *p)
+{
+	struct pane *back = t->displaced;
+	bool was = p->visible;
+
+	hide(t, p);
+	if (was && back != NULL && back != p && back->ops->slot == p->ops->slot &&
+	    !back->visible && tui_slot_pane(t, p->ops->slot) == NULL) {
+		t->displaced = NULL;
+		tui_show_pane(t, back, t->displaced_focus);
+	}
 }
 
 void

@@ -3,7 +3,8 @@
  * the main loop, setting up and tearing down.  Around it: tui/layout.c
  * places and draws the panes, tui/bars.c the title and function bars,
  * tui/prompt.c the bottom line's prompts, tui/commands.c the `:`
- * commands, tui/console.c the console and execute.
+ * commands, tui/console.c the console and execute, tui/statement.c and
+ * tui/stream.c what runs in the background (execute; watch, monitor).
  *
  * One thread, one loop: poll() on the terminal with the time left until
  * the next refresh; keys are handled as they come; the target is read
@@ -40,6 +41,7 @@
 #include "tui/panes.h"
 #include "tui/prompt.h"
 #include "tui/statement.h"
+#include "tui/stream.h"
 #include "tui/termguard.h"
 
 /* ---- helpers for panes ------------------------------------------------- */
@@ -259,6 +261,11 @@ tui_switch_target(struct tui *t, pid_t pid, char **cause)
 		    (int)t->pid);
 		return false;
 	}
+	if (stream_running(t)) {
+		fail(cause, FP_ERR, "a watch or monitor runs in process %d: stop it first (q in its "
+		    "pane)", (int)t->pid);
+		return false;
+	}
 	if ((busy = target_pane_open(t)) != NULL) {
 		fail(cause, FP_ERR, "the %s pane belongs to process %d: close it (Esc) first",
 		    busy, (int)t->pid);
@@ -303,6 +310,16 @@ tui_set_name(const struct proc_set_spec *spec)
 }
 
 /* ---- keys ------------------------------------------------------------------ */
+
+/* Is the focused pane the one of a background watch or monitor, still running? */
+static bool
+focus_live(struct tui *t)
+{
+	struct pane *p = t->focus;
+
+	return stream_running(t) && p != NULL && p->visible && p->ops->live != NULL &&
+	    p->ops->live(p);
+}
 
 static void
 act(struct tui *t, enum action a)
@@ -388,7 +405,9 @@ act(struct tui *t, enum action a)
 		take_snapshot(t, NULL);
 		break;
 	case A_BACK:
-		if (tui_slot_pane(t, SLOT_OVERLAY) == NULL && t->search_re != NULL) {
+		if (focus_live(t) && p->ops->key(p, A_BACK)) {
+			stream_cancel(t);	/* the pane closes when it has ended */
+		} else if (tui_slot_pane(t, SLOT_OVERLAY) == NULL && t->search_re != NULL) {
 			pcre2_code_free(t->search_re);
 			t->search_re = NULL;
 			free(t->search);
@@ -502,8 +521,16 @@ handle_key(struct tui *t, int key, bool fkey)
 		prompt_key(t, key, fkey);
 		return;
 	}
-	if (!fkey && (key == ESC || key == CTRL('c')) && statement_running(t)) {
+	if (!fkey && (key == ESC || key == CTRL('c')) && statement_running(t) && !focus_live(t)) {
 		statement_cancel(t);	/* that statement only: the rest goes on */
+		return;
+	}
+	if (!fkey && key == CTRL('c') && stream_running(t)) {
+		/* the watch (or monitor) only, as Ctrl-C stopped it when it held the screen */
+		if (focus_live(t))
+			act(t, A_BACK);
+		else
+			stream_cancel(t);
 		return;
 	}
 	if (fkey && key == KEY_MOUSE) {
@@ -568,6 +595,8 @@ tui_pump(struct tui *t, bool busy)
 	/* The agent's answers, events of a background statement among them. */
 	if ((tick = statement_tick(t, &pfd[1].fd)) >= 0 && (timeout < 0 || tick < timeout))
 		timeout = tick;
+	if ((tick = stream_tick(t)) >= 0 && (timeout < 0 || tick < timeout))
+		timeout = tick;
 	pfd[1].events = POLLIN;
 	if (busy)
 		timeout = 0;	/* the runner waits for the agent meanwhile */
@@ -629,6 +658,7 @@ tui_free(struct tui *t)
 	if (t == NULL)
 		return;
 	statement_free(t);
+	stream_free(t);
 	commands_bind(NULL);
 	panes_close(t);
 	py_snapshot_free(t->snap);

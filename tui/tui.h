@@ -124,9 +124,9 @@ struct pane_ops {
 	/* Back reaches the pane first (.key with A_BACK), before the
 	 * framework closes it: true if the pane used it (zoomed out). */
 	bool back_first;
-	/* Its command streams now: its own keys, the list's moves and Back
-	 * (which stops the command) reach it while the TUI waits for that
-	 * command (tui/console.c).  NULL: never. */
+	/* Its command streams now, in the background (tui/stream.c): Back
+	 * (its .key with A_BACK) stops the command, and a pane that takes its
+	 * slot meanwhile gives it back when it closes.  NULL: never. */
 	bool (*live)(struct pane *);
 };
 
@@ -148,6 +148,7 @@ struct tui_options {
 };
 
 struct statement;
+struct stream;
 
 struct tui {
 	pid_t pid;
@@ -178,6 +179,9 @@ struct tui {
 	size_t npanes;
 	struct pane *focus, *before_overlay;
 	struct pane *maximised;	/* or NULL */
+	/* a live pane another took the slot of: back when that one closes */
+	struct pane *displaced;
+	bool displaced_focus;
 	bool too_small;
 	bool dirty;
 	bool quit;
@@ -208,6 +212,7 @@ struct tui {
 	char *console_line;	/* the line entered */
 	struct history *console_history;
 	struct statement *stmt;	/* `execute` in the background (tui/statement.c) */
+	struct stream *stream;	/* watch, monitor in the background (tui/stream.c) */
 
 	/* search in the focused pane */
 	char *search;

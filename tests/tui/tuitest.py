@@ -1022,15 +1022,23 @@ WATCH_SEEN = re.compile(r"Watch \u00b7 __main__\.add \u00b7 (\d+) seen")
 WATCH_ADD = re.compile(r"__main__\.add +args=\((\d+), 1\)  return_obj=(\d+)")
 
 
+def watch_seen(s_or_screen):
+    """The watch pane's "N seen" on a screen (or the session's screen now), or None."""
+    screen = s_or_screen if isinstance(s_or_screen, str) else s_or_screen.masked()
+    m = WATCH_SEEN.search(screen or "")
+    return int(m.group(1)) if m else None
+
+
 def watch_pane(version, exe, workdir):
     """:watch on tests/agent/targets/watch_target.py's add(i, 1): -n 3 fills
     the watch pane with 3 calls and says it is done; a running watch lists
     the calls with their real arguments and results, Space pauses, Enter
     shows a call in full, C clears (c is the console, as everywhere), q
-    stops it and closes the pane, and the target keeps no hook.  While it
-    runs, c and : say at once that they wait for it (the watch pane stays,
-    counting); the console opened over an ended watch gives its pane back
-    on Esc."""
+    stops it and closes the pane, and the target keeps no hook.  The watch
+    runs in the background: while it runs, c opens the console and a :
+    command answers in the output pane; Esc from either brings the watch
+    pane back, still counting.  The console opened over an ended watch
+    gives its pane back on Esc too."""
     name = "CPython %s watch pane" % version
     with watch_target_tui(exe, workdir, name) as (target, s, tmux):
         tui_command(s, "watch __main__ add --expr args,return_obj -n 3")
@@ -1074,16 +1082,27 @@ def watch_pane(version, exe, workdir):
                and re.search(r"Enter Expand +Space Pause +C Clear +\\ Filter +q Stop", sc),
                "%s: a running watch lists the calls as they come; the bar shows the pane's keys"
                % name, tmux.capture())
-        # c and : say at once that they wait for the watch, which runs on;
-        # nothing typed then acts when it ends.
+        # The console opens beside the running watch; Esc brings the watch back, counting on.
+        seen = watch_seen(s)
         s.tmux.keys("c")
-        sc = live_wait(s, has("the console waits until it ends", "running (q stops)"), "c refused")
-        seen = int(WATCH_SEEN.search(sc).group(1)) if sc and WATCH_SEEN.search(sc) else None
-        sc = live_wait(s, lambda x: seen is not None and WATCH_SEEN.search(x) is not None and
-                       int(WATCH_SEEN.search(x).group(1)) > seen and ">>>" not in x,
-                       "the watch counting on")
-        TAP.ok(sc is not None, "%s: c while the watch runs says the console waits for it; "
-               "the watch pane stays and counts on" % name, tmux.capture())
+        sc = live_wait(s, has(">>>", "Console \u00b7"), "the console beside the watch")
+        TAP.ok(sc is not None and "Watch \u00b7" not in sc,
+               "%s: c while the watch runs opens the console" % name, tmux.capture())
+        s.tmux.keys("Escape")
+        sc = live_wait(s, lambda x: "left the console" in x and "running (q stops)" in x and
+                       seen is not None and (watch_seen(x) or 0) > seen, "the watch back, counting")
+        TAP.ok(sc is not None and ">>>" not in sc,
+               "%s: Esc leaves the console and the watch pane is back, still counting" % name,
+               tmux.capture())
+        running = "running (q stops)" in s.masked()
+        s.tmux.keys("?")
+        sc = live_wait(s, has("Help 1-", "Everywhere", "show this help"), "help beside the watch")
+        TAP.ok(running and sc is not None, "%s: ? shows the help while the watch runs" % name,
+               tmux.capture())
+        s.tmux.keys("?")
+        sc = live_wait(s, lambda x: "Help 1-" not in x and "running (q stops)" in x,
+                       "help closed")
+        TAP.ok(sc is not None, "%s: ? again closes it; the watch runs on" % name, tmux.capture())
         # Moved up from the newest: the list stays, the title counts the new calls.
         s.tmux.keys("k", "k")
         sc = live_wait(s, lambda sc: re.search(r"running \(q stops\) \u00b7 [1-9]\d* new", sc),
@@ -1117,11 +1136,19 @@ def watch_pane(version, exe, workdir):
         TAP.ok(sc is not None and before and WATCH_ADD.findall(later) == before
                and re.search(r"paused, [1-9]\d* waiting", later),
                "%s: Space pauses the list; the calls that come wait" % name, later)
-        s.tmux.keys(":")
-        sc = live_wait(s, has("a : command waits until it ends", "paused, "), ": refused")
-        TAP.ok(sc is not None and "Enter Run" not in sc,
-               "%s: : while the watch is paused says the command waits for it" % name,
+        # A : command answers in the output pane while the watch runs (paused or not).
+        seen = watch_seen(s)
+        tui_command(s, "getglobal __main__ TAKEN")
+        sc = live_wait(s, has(":getglobal __main__ TAKEN", "TYPE:  list"), "getglobal answer")
+        TAP.ok(seen is not None and sc is not None and "Watch \u00b7" not in sc,
+               "%s: :getglobal answers in the output pane while the watch runs" % name,
                tmux.capture())
+        s.tmux.keys("Escape")
+        sc = live_wait(s, lambda x: "paused, " in x and seen is not None and
+                       (watch_seen(x) or 0) > seen and WATCH_ADD.findall(x) == before,
+                       "the paused watch back")
+        TAP.ok(sc is not None, "%s: Esc closes the answer and the watch pane is back, paused "
+               "with the same calls, still counting" % name, tmux.capture())
         s.tmux.keys("Enter")
         sc = live_wait(s, has("EXPR", "VALUE"), "Enter")
         last = before[-1] if before else ("?", "?")
@@ -1142,8 +1169,7 @@ def watch_pane(version, exe, workdir):
         TAP.ok(sc is not None and "the hooks are removed" in sc,
                "%s: q stops the watch and closes the pane" % name, tmux.capture())
         TAP.ok(sc is not None and ">>>" not in sc and "Console \u00b7" not in sc,
-               "%s: the c typed while the watch ran does not open the console now" % name,
-               tmux.capture())
+               "%s: stopping the watch leaves the console closed" % name, tmux.capture())
         left = hooks_left(target)
         TAP.ok(left == "[]", "%s: no hook is left in the target" % name, left)
 
