@@ -81,6 +81,9 @@ struct agent_command {
 	const char *name;
 	json_t *(*run)(struct agent_job *job);	/* under the GIL: the end to send */
 	bool statement;		/* runs the client's code, which may never return */
+	bool keeps;		/* may leave state of its connection behind (hooks, a
+				 * console, a mem session): the connection's close
+				 * queues a drop, which needs the GIL */
 };
 /* The entry that runs `name`, or NULL when no worker runs it. */
 const struct agent_command *agent_command_find(const char *name);

@@ -1001,25 +1001,28 @@ do_names(struct agent_job *job)
 
 /*
  * Every command a client may send: the hello's capabilities are its names,
- * and a request is run by its entry.  An entry without a handler is a
+ * and a request is run by its entry.  Only a connection that sent a
+ * command which keeps state gets a drop when it closes: a client that read
+ * (a getglobal, a stack's threads) leaves nothing for a worker to wait
+ * for, so a fork() right after it finds no worker inside a request.  An entry without a handler is a
  * capability the server answers itself (cancel).
  */
 static const struct agent_command commands[] = {
-	{ "getglobal", do_getglobal, false },
-	{ "vmtool", do_vmtool, false },
-	{ "module", do_module, false },
-	{ "execute", do_execute, true },
-	{ "console", do_console, true },
-	{ "threads", do_threads, false },
-	{ "mem", agent_mem_run, false },
-	{ "watch", do_watch, true },
-	{ "torch", agent_torch_run, true },
-	{ "trace", do_trace, true },
-	{ "names", do_names, false },
-	{ "monitor", do_monitor, true },
-	{ "reset", do_reset, false },
-	{ "tt", do_tt, true },
-	{ "cancel", NULL, false },
+	{ "getglobal", do_getglobal, false, false },
+	{ "vmtool", do_vmtool, false, false },
+	{ "module", do_module, false, false },
+	{ "execute", do_execute, true, false },
+	{ "console", do_console, true, true },
+	{ "threads", do_threads, false, false },
+	{ "mem", agent_mem_run, false, true },
+	{ "watch", do_watch, true, true },
+	{ "torch", agent_torch_run, true, true },
+	{ "trace", do_trace, true, true },
+	{ "names", do_names, false, false },
+	{ "monitor", do_monitor, true, true },
+	{ "reset", do_reset, false, false },
+	{ "tt", do_tt, true, true },
+	{ "cancel", NULL, false, false },
 };
 
 const struct agent_command *

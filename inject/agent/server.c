@@ -40,6 +40,7 @@ struct conn {
 	struct proto_decoder dec;
 	bool hello;		/* handshake done */
 	bool closing;		/* flush what is queued, then close */
+	bool keeps;		/* sent a command that may leave state behind */
 	uint64_t deadline_ms;	/* handshake, or the end of a closing flush */
 	unsigned char *wbuf;
 	size_t wlen, woff, walloc;
@@ -270,17 +271,17 @@ conn_close(size_t i)
 {
 	struct conn *c = &A.conns[i];
 	uint64_t serial = c->serial;
-	bool had_hello = c->hello;
+	bool had_hello = c->hello, keeps = c->hello && c->keeps;
 
 	if (c->fd >= 0)
 		close(c->fd);
 	proto_decoder_free(&c->dec);
 	free(c->wbuf);
 	A.conns[i] = A.conns[--A.nconns];
-	if (had_hello) {
+	if (had_hello)
 		jobs_cancel(serial, 0);
+	if (keeps)
 		jobs_submit(serial, 0, "__drop", NULL);
-	}
 }
 
 static json_t *
@@ -318,6 +319,7 @@ pong_reply(uint64_t conn, uint64_t id)
 static void
 handle(struct conn *c, struct proto_msg *msg)
 {
+	const struct agent_command *entry;
 	json_t *v;
 	char text[160];
 
@@ -344,6 +346,8 @@ handle(struct conn *c, struct proto_msg *msg)
 		conn_send(c, pong_reply(c->serial, msg->id));
 		break;
 	case PROTO_REQUEST:
+		entry = agent_command_find(msg->cmd);
+		c->keeps |= entry != NULL && entry->keeps;
 		jobs_submit(c->serial, msg->id, msg->cmd, msg->args);
 		break;
 	case PROTO_CANCEL:
