@@ -371,8 +371,10 @@ class Profiler:
                                   stderr=subprocess.PIPE, timeout=timeout, cwd=cwd)
         except subprocess.TimeoutExpired as e:
             self.hangs += 1
-            pytest.fail("%s did not finish within %d s\n--- stdout so far ---\n%s"
-                        % (" ".join(argv), timeout, (e.stdout or b"").decode("utf-8", "replace")),
+            so_far = (e.stdout or b"").decode("utf-8", "replace")
+            # the verdict last: a CI log keeps the tail of a failure
+            pytest.fail("--- stdout so far ---\n%s\n%s did not finish within %d s (%d lines "
+                        "written)" % (so_far, " ".join(argv), timeout, so_far.count("\n")),
                         pytrace=False)
         try:
             out, err = proc.stdout.decode("utf-8"), proc.stderr.decode("utf-8")
