@@ -706,6 +706,18 @@ sleep_ms(unsigned ms)
 		;
 }
 
+/* Whether tid is among the first n of order. */
+static bool
+listed(const pid_t *order, size_t n, pid_t tid)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (order[i] == tid)
+			return true;
+	return false;
+}
+
 static int
 inject_search(const struct target *tg, const char *lib, const char *symbol,
     const char *arg, uint64_t search_deadline, uint64_t deadline,
@@ -742,12 +754,18 @@ inject_search(const struct target *tg, const char *lib, const char *symbol,
 		 * running threads, which are safe when interrupted in
 		 * Python's own code.
 		 */
+		/*
+		 * Each pass reads the threads' state again, and a thread may
+		 * move between them (a read in the first pass, a futex in the
+		 * second): it is listed once, as order has room for n threads.
+		 */
 		for (k = 0; k < 2; k++)
 			for (i = 0; i < n; i++) {
 				long nr;
 				uint64_t a0;
 
-				if (procfs_thread_syscall(tg->pid, tids[i], &nr,
+				if (!listed(order, norder, tids[i]) &&
+				    procfs_thread_syscall(tg->pid, tids[i], &nr,
 				    &a0) && (k == 0 ? is_safe_syscall(nr) :
 				    nr == SYS_futex && tg->lock_wait.end != 0)) {
 					syscall_ok[norder] = true;
@@ -757,14 +775,8 @@ inject_search(const struct target *tg, const char *lib, const char *symbol,
 		for (i = 0; i < n; i++) {
 			struct proc_thread_stat st;
 
-			/*
-			 * A thread may have left its system call since: it is
-			 * listed once (order has room for n threads).
-			 */
-			for (k = 0; k < norder && order[k] != tids[i]; k++)
-				;
-			if (k == norder && procfs_thread_stat(tg->pid, tids[i], &st) &&
-			    st.state == 'R')
+			if (!listed(order, norder, tids[i]) &&
+			    procfs_thread_stat(tg->pid, tids[i], &st) && st.state == 'R')
 				order[norder++] = tids[i];
 		}
 		for (i = 0; i < norder && now_ns() < search_deadline; i++) {

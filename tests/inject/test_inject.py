@@ -3,7 +3,8 @@
 
 Every configured interpreter (FP_PYTHONS: lines `IDENT VERSION HEX INCLUDEDIR
 EXE`) runs small targets: asleep in time.sleep, spinning in pure Python,
-blocked in socket.recv and in accept, 64 threads allocating, a regex holding
+blocked in socket.recv and in accept, 64 threads allocating, 16 threads
+going back and forth between a sleep and a lock's futex wait, a regex holding
 the GIL in C for many seconds, receiving a stream of signals, forking after
 the injection, stopped by SIGSTOP, waiting in epoll_wait through ctypes
 (no EINTR may reach it), receiving SIGUSR1 every 2 and 10 ms through 50
@@ -136,6 +137,21 @@ def alloc():
         d = {i: str(i) for i in range(200)}
         del l, d
 ts = [threading.Thread(target=alloc, daemon=True) for _ in range(64)]
+for t in ts:
+    t.start()
+print("ready", flush=True)
+for t in ts:
+    t.join()
+''',
+    "flipping": r'''
+import threading, time
+held = threading.Lock()
+held.acquire()
+def flip():
+    while True:
+        time.sleep(0.0001)          # clock_nanosleep: a safe system call
+        held.acquire(timeout=0.0001)   # a futex wait in a Python lock
+ts = [threading.Thread(target=flip, daemon=True) for _ in range(16)]
 for t in ts:
     t.start()
 print("ready", flush=True)
@@ -551,6 +567,25 @@ def test_threads(ident, exe):
         check_after(name, t)
     finally:
         t.kill()
+
+
+def test_flipping(ident, exe, rounds=6):
+    """Threads that go back and forth between a sleep and a lock's futex
+    wait: the search for a thread to stop reads each thread's system call
+    once per pass, so a thread can qualify in both passes.  It must be
+    listed once: listed twice, the list overran its n slots (an ASan
+    build's injtool caught it, 1 attach in 30)."""
+    for r in range(rounds):
+        name = "%s threads flipping sleep-futex (%d)" % (ident, r + 1)
+        t = Target(exe, "flipping")
+        try:
+            time.sleep(0.1)
+            rc, _ = do_inject(name, t)
+            check_after(name, t)
+        finally:
+            t.kill()
+        if rc != 0:
+            break
 
 
 def test_regex(ident, exe):
@@ -1035,7 +1070,8 @@ def main():
     tests = [("sleep", test_sleep), ("fork", test_fork), ("spin", test_spin),
              ("recv", lambda i, e: test_socket(i, e, "recv")),
              ("accept", lambda i, e: test_socket(i, e, "accept")),
-             ("threads", test_threads), ("regex", test_regex),
+             ("threads", test_threads), ("flipping", test_flipping),
+             ("regex", test_regex),
              ("signals", test_signals), ("sigstop", test_sigstop),
              ("epoll", test_epoll),
              # 50 injections each on the oldest and newest interpreter, 10
