@@ -236,17 +236,6 @@ out:
 	return rc;
 }
 
-static bool
-has_tid(const pid_t *tids, size_t n, pid_t tid)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (tids[i] == tid)
-			return true;
-	return false;
-}
-
 /*
  * Probe the threads started since the last look, and let go of the ones
  * that ended (after their last events were read).
@@ -261,7 +250,7 @@ rescan(struct gilprobe *gp, bool first, char **cause)
 	if ((rc = procfs_tids(gp->pid, &tids, &n, cause)) != FP_OK)
 		return rc;
 	for (i = 0; i < gp->nrings; ) {
-		if (has_tid(tids, n, gp->rings[i].tid)) {
+		if (pid_in(tids, n, gp->rings[i].tid)) {
 			i++;
 			continue;
 		}

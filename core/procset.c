@@ -93,17 +93,6 @@ list_processes(struct proc_link **links, size_t *n)
 	return true;
 }
 
-static bool
-has_pid(const pid_t *v, size_t n, pid_t pid)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (v[i] == pid)
-			return true;
-	return false;
-}
-
 /* Add the descendants of every pid in *v (a growing list: breadth first). */
 static void
 add_descendants(pid_t **v, size_t *n, size_t *alloc, const struct proc_link *links, size_t nl)
@@ -112,7 +101,7 @@ add_descendants(pid_t **v, size_t *n, size_t *alloc, const struct proc_link *lin
 
 	for (i = 0; i < *n; i++)
 		for (k = 0; k < nl; k++)
-			if (links[k].ppid == (*v)[i] && !has_pid(*v, *n, links[k].pid))
+			if (links[k].ppid == (*v)[i] && !pid_in(*v, *n, links[k].pid))
 				*ARRAY_PUSH(*v, *n, *alloc) = links[k].pid;
 }
 
@@ -132,7 +121,7 @@ add_matching(pid_t **v, size_t *n, size_t *alloc, const char *pattern,
 
 		/* Kernel threads have no command line; we are not a member. */
 		if (cmd != NULL && *cmd != '\0' && links[k].pid != getpid() && regex_match(re, md, cmd) &&
-		    !has_pid(*v, *n, links[k].pid))
+		    !pid_in(*v, *n, links[k].pid))
 			*ARRAY_PUSH(*v, *n, *alloc) = links[k].pid;
 		free(cmd);
 	}
@@ -151,7 +140,7 @@ procset_resolve(const struct proc_set_spec *spec, struct proc_set *set, char **c
 
 	memset(set, 0, sizeof *set);
 	for (i = 0; i < spec->npids; i++)
-		if (!has_pid(v, n, spec->pids[i]))
+		if (!pid_in(v, n, spec->pids[i]))
 			*ARRAY_PUSH(v, n, alloc) = spec->pids[i];
 	if ((spec->tree || spec->match != NULL) && !list_processes(&links, &nl)) {
 		free(v);

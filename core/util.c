@@ -173,6 +173,17 @@ strv_free(char **v, size_t n)
 	free(v);
 }
 
+bool
+pid_in(const pid_t *v, size_t n, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (v[i] == pid)
+			return true;
+	return false;
+}
+
 char *
 read_file_str(const char *path, size_t *lenp)
 {

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 /* Exit codes and statuses shared by every command (documented in --help). */
 enum fp_status {
@@ -68,6 +69,8 @@ void sbuf_free(struct sbuf *b);
 
 /* Free the n strings of v and v (a vector of malloc'd strings; NULL: nothing). */
 void strv_free(char **v, size_t n);
+/* Whether pid is among the n of v. */
+bool pid_in(const pid_t *v, size_t n, pid_t pid);
 
 /* Read a whole small file (e.g. under /proc); NULL with errno on failure. */
 char *read_file_str(const char *path, size_t *len);

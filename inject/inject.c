@@ -706,18 +706,6 @@ sleep_ms(unsigned ms)
 		;
 }
 
-/* Whether tid is among the first n of order. */
-static bool
-listed(const pid_t *order, size_t n, pid_t tid)
-{
-	size_t i;
-
-	for (i = 0; i < n; i++)
-		if (order[i] == tid)
-			return true;
-	return false;
-}
-
 static int
 inject_search(const struct target *tg, const char *lib, const char *symbol,
     const char *arg, uint64_t search_deadline, uint64_t deadline,
@@ -764,7 +752,7 @@ inject_search(const struct target *tg, const char *lib, const char *symbol,
 				long nr;
 				uint64_t a0;
 
-				if (!listed(order, norder, tids[i]) &&
+				if (!pid_in(order, norder, tids[i]) &&
 				    procfs_thread_syscall(tg->pid, tids[i], &nr,
 				    &a0) && (k == 0 ? is_safe_syscall(nr) :
 				    nr == SYS_futex && tg->lock_wait.end != 0)) {
@@ -775,7 +763,7 @@ inject_search(const struct target *tg, const char *lib, const char *symbol,
 		for (i = 0; i < n; i++) {
 			struct proc_thread_stat st;
 
-			if (!listed(order, norder, tids[i]) &&
+			if (!pid_in(order, norder, tids[i]) &&
 			    procfs_thread_stat(tg->pid, tids[i], &st) && st.state == 'R')
 				order[norder++] = tids[i];
 		}
