@@ -42,6 +42,7 @@ $cc -std=gnu11 -shared -fPIC -fvisibility=hidden -Wno-deprecated-declarations \
 	"$src/inject/agent/torch.c" \
 	"$src/inject/agent/trace.c" \
 	"$src/inject/agent/monfast.c" \
+	"$src/inject/agent/vcall.c" \
 	-Wl,--version-script="$src/inject/agent/agent.map" \
 	-Wl,-rpath,'$ORIGIN' -pthread $libs
 mv "$out.tmp" "$out"

@@ -372,6 +372,7 @@ def _asyncio_info(frames, limit):
 from time import monotonic_ns as _ns
 
 _WATCH_QUEUE = 1024         # records waiting for the worker; more are dropped
+_WATCH_SHARE = 0.1          # of the time, the most the worker formats records in
 _STACK_DEPTH = 32
 _watches = {}               # (conn, id) -> _Watch
 
@@ -697,7 +698,7 @@ def _watch_loop(w, spec, exprs, filt, matched, labels, record, cancelled):
     shown = 0
     record({"started": True, "matched": matched, "observed": labels}, [])
     reported_drops = 0
-    for call in observed_calls(w, cancelled, lambda: shown < limit):
+    for call in observed_calls(w, cancelled, lambda: shown < limit, _WATCH_SHARE):
         label, bound, t0, cost, args, kwargs, ret, exc, stack, ident = call
         if exc is not None and only_ok:
             continue

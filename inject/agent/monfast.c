@@ -30,18 +30,9 @@
 
 #include <time.h>
 
-/* Python 3.8-3.9 spellings of what this file uses. */
-#if PY_VERSION_HEX < 0x030A0000
-static inline PyObject *
-Py_NewRef(PyObject *o)
-{
-	Py_INCREF(o);
-	return o;
-}
-#endif
+/* Python 3.8 spellings of what this file uses (pyagent.h has the others). */
 #if PY_VERSION_HEX < 0x03090000
 #define PyObject_Vectorcall _PyObject_Vectorcall
-#define PyObject_CallOneArg(fn, arg) PyObject_CallFunctionObjArgs((fn), (arg), NULL)
 #define PyObject_GC_IsTracked(o) _PyObject_GC_IS_TRACKED(o)
 #endif
 
@@ -76,9 +67,8 @@ record_begin(PyObject *fast, PyObject *args, PyObject *kwargs)
 	return rec;
 }
 
-/* w.dropped += 1 */
-static void
-count_drop(PyObject *w)
+void
+agent_count_drop(PyObject *w)
 {
 	PyObject *n = PyObject_GetAttr(w, dropped_name), *one = PyLong_FromLong(1), *m = NULL;
 
@@ -88,6 +78,15 @@ count_drop(PyObject *w)
 	Py_XDECREF(one);
 	Py_XDECREF(m);
 	PyErr_Clear();
+}
+
+void
+agent_exc_fetch(PyObject **type, PyObject **value, PyObject **tb)
+{
+	PyErr_Fetch(type, value, tb);
+	PyErr_NormalizeException(type, value, tb);
+	if (*tb != NULL && *value != NULL)
+		PyException_SetTraceback(*value, *tb);
 }
 
 static void
@@ -124,7 +123,7 @@ record_end(PyObject *rec, PyObject *ret, PyObject *exc)
 
 	if (len < 0 || max < 0 || len >= max) {
 		PyErr_Clear();
-		count_drop(PyTuple_GET_ITEM(fast, 5));
+		agent_count_drop(PyTuple_GET_ITEM(fast, 5));
 		Py_DECREF(rec);
 		Py_DECREF(fast);
 		return;
@@ -331,8 +330,6 @@ mon_setup(PyObject *self, PyObject *args)
 	if (!PyArg_ParseTuple(args, "O!O!OOO", &PyDict_Type, &t[0], &PyDict_Type, &t[1],
 	    &t[2], &t[3], &t[4]))
 		return NULL;
-	if (dropped_name == NULL && (dropped_name = PyUnicode_InternFromString("dropped")) == NULL)
-		return NULL;
 	if (extra_index < 0 && (extra_index = PyUnstable_Eval_RequestCodeExtraIndex(extra_free)) < 0) {
 		PyErr_Clear();
 		Py_RETURN_FALSE;	/* every slot taken: observe.py keeps its own callbacks */
@@ -435,10 +432,7 @@ tr_call(PyObject *self, PyObject *const *argv, size_t nargsf, PyObject *kwnames)
 		record_end(rec, r, Py_None);
 		return r;
 	}
-	PyErr_Fetch(&type, &value, &tb);
-	PyErr_NormalizeException(&type, &value, &tb);
-	if (tb != NULL && value != NULL)
-		PyException_SetTraceback(value, tb);
+	agent_exc_fetch(&type, &value, &tb);
 	record_end(rec, Py_None, value != NULL ? value : Py_None);
 	PyErr_Restore(type, value, tb);
 	return NULL;
@@ -462,8 +456,6 @@ tr_hook(PyObject *self, PyObject *args)
 		PyErr_SetString(PyExc_ValueError, "_fp_tr_hook: entry without a fast spec slot");
 		return NULL;
 	}
-	if (dropped_name == NULL && (dropped_name = PyUnicode_InternFromString("dropped")) == NULL)
-		return NULL;
 	if ((t = PyTuple_Pack(3, entry, pyhook, shadow)) == NULL)
 		return NULL;
 	fn = PyCFunction_New(&tr_call_def, t);
@@ -480,16 +472,8 @@ static PyMethodDef monfast_defs[] = {
 bool
 agent_monfast_export(PyObject *ns)
 {
-	size_t i;
-
-	for (i = 0; i < sizeof monfast_defs / sizeof monfast_defs[0]; i++) {
-		PyObject *fn = PyCFunction_New(&monfast_defs[i], NULL);
-
-		if (fn == NULL || PyDict_SetItemString(ns, monfast_defs[i].ml_name, fn) != 0) {
-			Py_XDECREF(fn);
-			return false;
-		}
-		Py_DECREF(fn);
-	}
-	return true;
+	/* Here, for every path that counts drops (vcall.c's too). */
+	if (dropped_name == NULL && (dropped_name = PyUnicode_InternFromString("dropped")) == NULL)
+		return false;
+	return agent_export_defs(ns, monfast_defs, sizeof monfast_defs / sizeof monfast_defs[0]);
 }

@@ -29,4 +29,10 @@
 /* Put the functions above into namespace ns; false with a Python error. */
 bool agent_monfast_export(PyObject *ns);
 
+/* w.dropped += 1 for a watch w (helper.py's _Watch); never raises. */
+void agent_count_drop(PyObject *w);
+/* The pending exception, normalized, its traceback on the value (as
+ * PyErr_Fetch: the caller restores or releases the three). */
+void agent_exc_fetch(PyObject **type, PyObject **value, PyObject **tb);
+
 #endif

@@ -496,6 +496,40 @@ def _tr_remove(o):
     entry[3] = None   # the trampoline holds the hook, which holds entry: a cycle
 
 
+# ---- 3.8-3.10, 3.12+: the function's vectorcall slot (vcall.c) ---------------
+#
+# Watch's common case (one observation with a fast spec) of a plain
+# function with positional parameters only: the function object's call
+# slot times the call and queues the record in C, with no event, frame or
+# Python call of ours.  It sees every call of that function object, by
+# whatever reference; a second function made from the same code (a nested
+# def) is not seen, so -nm keeps the code mechanisms.
+
+_VC_C = "_fp_vc_hook" in globals()
+_vc = {}   # id(fn) -> the observation hooked through fn's slot
+
+
+def _vc_install(o, nested):
+    """Observe o through fn's slot when that is the case; false otherwise."""
+    fn = o.fn
+    if (not _VC_C or o.fast is None or nested is not None or id(fn) in _vc or
+            fn.__code__ is not o.code):
+        return False
+    if not _fp_vc_hook(fn, o.fast):
+        return False
+    _vc[id(fn)] = o
+    return True
+
+
+def _vc_remove(o):
+    """True when o was observed through fn's slot (and is no more)."""
+    if _vc.get(id(o.fn)) is not o:
+        return False
+    del _vc[id(o.fn)]
+    _fp_vc_unhook(o.fn)
+    return True
+
+
 # ---- the interface ----------------------------------------------------------
 
 def observe_install(fn, enter, leave, nested=None):
@@ -522,7 +556,9 @@ def observe_install(fn, enter, leave, nested=None):
         raise WatchError("%s is an async generator: observed on Python 3.12 and later only"
                          % code.co_name)
     o = _Obs(fn, code, enter, leave)
-    if _USE_MONITORING:
+    if _vc_install(o, nested):
+        pass
+    elif _USE_MONITORING:
         _mon_install(o)
     else:
         _tr_install(o, fn, nested)
@@ -530,6 +566,8 @@ def observe_install(fn, enter, leave, nested=None):
 
 
 def observe_remove(o):
+    if _vc_remove(o):
+        return
     if _USE_MONITORING:
         _mon_remove(o)
     else:
@@ -540,9 +578,10 @@ def observe_status():
     """What is observed now, for tests and `reset`: tool id, code count."""
     if _USE_MONITORING:
         return {"mechanism": "sys.monitoring", "tool_id": _mon["tool"],
-                "codes": len(_mon["codes"]),
+                "codes": len(_mon["codes"]), "functions": len(_vc),
                 "in_flight": len(_mon["frames"]) + len(_mon["cframes"])}
-    return {"mechanism": "__code__ swap", "tool_id": None, "codes": len(_tr), "in_flight": 0}
+    return {"mechanism": "__code__ swap", "tool_id": None, "codes": len(_tr),
+            "functions": len(_vc), "in_flight": 0}
 
 
 # ---- -E: the names a client may match ---------------------------------------
@@ -654,14 +693,28 @@ class observing(object):
         return False
 
 
-def observed_calls(w, cancelled, more):
+def observed_calls(w, cancelled, more, share=None):
     """The calls w's queue holds, oldest first, while more() is true: ends
-    when the request is cancelled or `reset` removed w (w.active false)."""
+    when the request is cancelled or `reset` removed w (w.active false).
+    share: the most of the time the consumer may spend on them (formatting
+    on this worker takes the GIL from the program): past it, it waits, and
+    the calls that come meanwhile are dropped, and counted, once the queue
+    is full."""
     import time
+    spent, since = 0, _ns()
     while more():
         if cancelled() or not w.active:
             return
         if not w.queue:
             time.sleep(0.01)
             continue
+        t0 = _ns()
         yield w.queue.popleft()
+        if share is None:
+            continue
+        now = _ns()
+        spent += now - t0
+        if now - since > 1000000000:     # a window of a second
+            spent, since = 0, now
+        elif spent > share * (now - since):
+            time.sleep(min(spent / share - (now - since), 50000000) / 1e9)

@@ -42,6 +42,38 @@ agent_now_ns(void)
 	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+/* Spellings of 3.9 and 3.10 the agent uses on 3.8 and 3.9. */
+#if PY_VERSION_HEX < 0x030A0000
+static inline PyObject *
+Py_NewRef(PyObject *o)
+{
+	Py_INCREF(o);
+	return o;
+}
+#endif
+#if PY_VERSION_HEX < 0x03090000
+#define PyObject_CallOneArg(fn, arg) PyObject_CallFunctionObjArgs((fn), (arg), NULL)
+#endif
+
+/* Put C functions defs[0..n) into namespace ns under their names; false
+ * with a Python error. */
+static inline bool
+agent_export_defs(PyObject *ns, PyMethodDef *defs, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		PyObject *fn = PyCFunction_New(&defs[i], NULL);
+
+		if (fn == NULL || PyDict_SetItemString(ns, defs[i].ml_name, fn) != 0) {
+			Py_XDECREF(fn);
+			return false;
+		}
+		Py_DECREF(fn);
+	}
+	return true;
+}
+
 #define FMT_MAX_DEPTH 4
 #define FMT_ITEMS 10		/* items per container without -v */
 

@@ -20,6 +20,7 @@
 #include "inject/agent/agent.h"
 #include "inject/agent/mem.h"
 #include "inject/agent/monfast.h"
+#include "inject/agent/vcall.h"
 #include "inject/agent/torch.h"
 #include "inject/agent/trace.h"
 #include "helper_py.h"		/* generated from helper.py: helper_py_source */
@@ -270,7 +271,8 @@ helper_ready(char **why)
 		return true;
 	if ((g = agent_py_namespace(helper_py_source, "_flight_profiler_agent", why)) == NULL)
 		return false;
-	if (!agent_monfast_export(g) || !agent_py_exec(g, observe_py_source, HELPER_FILE) ||
+	if (!agent_monfast_export(g) || !agent_vcall_export(g) ||
+	    !agent_py_exec(g, observe_py_source, HELPER_FILE) ||
 	    !agent_py_exec(g, monitor_py_source, HELPER_FILE) || !agent_trace_export(g) ||
 	    !agent_py_exec(g, tracehelper_py_source, HELPER_FILE) ||
 	    !agent_py_exec(g, tthelper_py_source, HELPER_FILE)) {

@@ -573,18 +573,7 @@ static PyMethodDef trace_defs[] = {
 bool
 agent_trace_export(PyObject *ns)
 {
-	size_t i;
-
-	for (i = 0; i < sizeof trace_defs / sizeof trace_defs[0]; i++) {
-		PyObject *fn = PyCFunction_New(&trace_defs[i], NULL);
-
-		if (fn == NULL || PyDict_SetItemString(ns, trace_defs[i].ml_name, fn) != 0) {
-			Py_XDECREF(fn);
-			return false;
-		}
-		Py_DECREF(fn);
-	}
-	return true;
+	return agent_export_defs(ns, trace_defs, sizeof trace_defs / sizeof trace_defs[0]);
 }
 
 bool

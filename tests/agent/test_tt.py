@@ -202,7 +202,8 @@ def start_tt(pid, command):
 def test_tt_hooks_end_with_the_client_and_the_store_stays(profiler, target, python):
     pid = target.pid
     proc = start_tt(pid, "tt -t __main__ A func -n 1000000")
-    assert inside(profiler, pid, "__main__.hooks_left()") == observing(python, "A.func")
+    assert inside(profiler, pid, "__main__.hooks_left()") == \
+        observing(python, "A.func", slot=True)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=10)
     assert proc.returncode == EXIT_OK, err
@@ -240,7 +241,7 @@ def test_tt_replay_is_not_recorded_again_by_a_live_recording(python, profiler, t
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert proc.stdout.readline().startswith(b"Recording ")
     deadline = time.monotonic() + 10
-    while inside(profiler, pid, "__main__.hooks_left()") != observing(python, "func"):
+    while inside(profiler, pid, "__main__.hooks_left()") != observing(python, "func", slot=True):
         assert time.monotonic() < deadline, "the live recording never hooked func"
         time.sleep(0.05)
     out = ok(profiler.cmd(pid, "tt -i %d -p --replay-times 2" % first))

@@ -176,9 +176,14 @@ def start_watch(pid, command):
     return proc
 
 
-def observing(python, name):
+def observing(python, name, slot=False):
     """What hooks_left says while `name` is observed: its code swapped
-    before 3.12; our sys.monitoring tool id held since."""
+    before 3.12, our sys.monitoring tool id held since; slot: watch's
+    common case (no -b, no --stack, a plain function of positional
+    parameters), which has the function's vectorcall slot instead except
+    on 3.11 (the agent's vcall.c)."""
+    if slot and python.version_info[:2] != (3, 11):
+        return "['vectorcall %s']" % name
     return "['tool 4=flight_profiler']" if python.version_info >= (3, 12) else "['code %s']" % name
 
 
@@ -196,7 +201,7 @@ def kill_and_wait_for_no_hooks(profiler, pid, proc):
 def test_watch_hooks_removed_on_ctrl_c_and_sigkill(profiler, target, python):
     pid = target.pid
     proc = start_watch(pid, "watch __main__ Calc mul -n 1000000")
-    assert hooks_left(profiler, pid) == observing(python, "Calc.mul")
+    assert hooks_left(profiler, pid) == observing(python, "Calc.mul", slot=True)
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=10)
     assert proc.returncode == EXIT_OK, err
@@ -232,27 +237,72 @@ def test_watch_every_reference_and_the_code_restored(profiler, target, python):
         assert "__main__.outer.inner" in r["head"]
     assert "no function 'nope' is defined in outer" in \
         profiler.cmd(pid, "watch __main__ outer -nm nope").error_line()
-    # Two watches of one function at once: both see its calls.
+    # Two watches of one function at once: both see its calls (the second
+    # by the code-level mechanism, the slot being the first one's).
     proc = start_watch(pid, "watch __main__ add -n 1000000")
     assert len(records(ok(profiler.cmd(pid, "watch __main__ add -n 2")))) == 2
-    assert hooks_left(profiler, pid) == observing(python, "add")
+    assert hooks_left(profiler, pid) == observing(python, "add", slot=True)
     kill_and_wait_for_no_hooks(profiler, pid, proc)
 
 
 def test_watch_leaves_the_programs_tool_ids_alone(profiler, launch, python):
     """3.12+: the program holds tool ids 0-4 (a debugger, coverage, its own
-    profiler): the watch takes the free one, 5, gives it back, and never
-    touches the others; with all six taken it says so and observes nothing."""
+    profiler): a watch that needs sys.monitoring (--stack) takes the free
+    one, 5, gives it back, and never touches the others; with all six
+    taken it says so and observes nothing, while watch's common case,
+    which needs no tool id, still works."""
     if python.version_info < (3, 12):
         pytest.skip("sys.monitoring is 3.12+")
     t = launch(WATCH_TARGET, python, env={"FP_TAKE_TOOLS": "0,1,2,3,4"})
-    proc = start_watch(t.pid, "watch __main__ add -n 1000000")
+    proc = start_watch(t.pid, "watch __main__ add -n 1000000 --stack")
     assert hooks_left(profiler, t.pid) == "['tool 5=flight_profiler']"
     proc.send_signal(signal.SIGINT)
     proc.communicate(timeout=10)
     assert hooks_left(profiler, t.pid) == "[]"
     ok(profiler.cmd(t.pid, 'execute "import sys; sys.monitoring.use_tool_id(5, \'late\')"'))
-    err = profiler.cmd(t.pid, "watch __main__ add -n 1").error_line()
+    err = profiler.cmd(t.pid, "watch __main__ add -n 1 --stack").error_line()
     assert "every sys.monitoring tool id is taken by other tools" in err, err
+    assert len(records(ok(profiler.cmd(t.pid, "watch __main__ add -n 2")))) == 2
+    assert hooks_left(profiler, t.pid) == "['tool 5=late']"   # the program's own
     assert ok(profiler.cmd(t.pid, 'execute "import sys; print(sys.monitoring.get_tool(5))"')) \
         == "late\n"
+
+
+# Run inside the target by `execute`: does a call site of add() specialize
+# to the interpreter's inlined call of a Python function (3.11+'s adaptive
+# interpreter), as it did before any watch?  A fresh function each time, so
+# no earlier deoptimization weighs on it.
+SPECIALIZES = r'''
+import dis, io, __main__
+def call_site(f):
+    for i in range(64):
+        f(i, 1)
+for _ in range(8):
+    call_site(__main__.add)
+text = io.StringIO()
+dis.dis(call_site, adaptive=True, file=text)
+print("CALL_PY_EXACT_ARGS" in text.getvalue())
+'''
+
+
+def test_watch_gives_back_the_inlined_call(profiler, target, python, tmp_path):
+    """The call cost after a watch, as the interpreter sees it: a call site
+    of the watched function specializes again.  3.12+ watches add through
+    its vectorcall slot, which keeps call sites generic while watched; on
+    3.13 a function whose version was cleared never specializes again
+    unless the agent gives the version back (vcall.c)."""
+    if python.version_info < (3, 11):
+        pytest.skip("no adaptive interpreter before 3.11")
+    probe = tmp_path / "specializes.py"
+    probe.write_text(SPECIALIZES)
+    os.chmod(str(tmp_path), 0o755)
+    pid = target.pid
+    specializes = 'execute %s' % probe
+    assert ok(profiler.cmd(pid, specializes)) == "True\n"
+    proc = start_watch(pid, "watch __main__ add -n 1000000")
+    if python.version_info >= (3, 12):
+        assert ok(profiler.cmd(pid, specializes)) == "False\n"
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=10)
+    assert hooks_left(profiler, pid) == "[]"
+    assert ok(profiler.cmd(pid, specializes)) == "True\n"

@@ -2,10 +2,13 @@
 the worker that formats records: run inside watch.sh's target by
 `execute` once the agent is loaded.  It pauses the target's rounds, then
 measures ns per call of a tiny function observed with the agent's own
-watch hooks (helper.py's _make_hooks, installed by observe.py): on 3.12+
-through the agent's C callbacks (monfast.c) and through the Python
-callbacks they fall back to, before 3.12 through the __code__
-trampoline, calling the agent's C hook or the Python one; next to the same function unobserved and under a plain
+watch hooks (helper.py's _make_hooks, installed by observe.py): through
+the function's vectorcall slot (vcall.c: 3.8-3.10, 3.12+, what watch
+uses for it), and through the code-level mechanism the other cases use:
+on 3.12+ sys.monitoring with the agent's C callbacks (monfast.c) or the
+Python callbacks they fall back to, before 3.12 the __code__ trampoline
+calling the agent's C hook or the Python one; next to the same function
+unobserved and under a plain
 Python decorator doing the same capture (_capture.py).  Best of 7 rounds
 of 100 x 1,000 calls; the queue is emptied between batches of 1,000,
 outside the timing, as the worker would, so every call queues a record
@@ -52,12 +55,20 @@ def per_call(fn, q=None, batches=100, n=1000):
     return best
 
 
-def observed(ns, python_callbacks):
-    """ns per call of tiny() under watch's hooks, and the records queued."""
+def observed(ns, kind):
+    """ns per call of tiny() under watch's hooks, by mechanism: "vc" the
+    function's vectorcall slot (vcall.c), "c" the code-level mechanism's
+    C callbacks (monfast.c), "python" its Python callbacks."""
     w = ns["_Watch"](False, False)
-    h = ns["observe_install"](tiny, *ns["_make_hooks"](w, "tiny", False))
+    vc = ns.get("_VC_C", False)
+    ns["_VC_C"] = vc and kind == "vc"     # observe.py reads it at each install
     try:
-        if python_callbacks:   # take the C fast path away
+        h = ns["observe_install"](tiny, *ns["_make_hooks"](w, "tiny", False))
+    finally:
+        ns["_VC_C"] = vc
+    try:
+        assert (ns["_vc"].get(id(tiny)) is h) == (kind == "vc"), kind
+        if kind == "python":   # take the C fast path away
             h.fast = None
             if ns["_USE_MONITORING"]:
                 e = ns["_mon_codes"][h.code]
@@ -101,11 +112,14 @@ def main():
     try:
         base = per_call(plain)
         deco = per_call(capture(plain)) - base
-        kinds = [("Python callbacks", True), ("C callbacks", False)]
-        if not ns["_USE_MONITORING"]:
-            kinds = [("__code__ swap, Python hook", True), ("__code__ swap, C hook", False)]
-        for label, slow in kinds:
-            cost = observed(ns, slow) - base
+        kinds = [("vectorcall slot, C", "vc")] if ns.get("_VC_C") else []
+        if ns["_USE_MONITORING"]:
+            kinds += [("sys.monitoring, C callbacks", "c"), ("sys.monitoring, Python callbacks",
+                                                             "python")]
+        else:
+            kinds += [("__code__ swap, C hook", "c"), ("__code__ swap, Python hook", "python")]
+        for label, kind in kinds:
+            cost = observed(ns, kind) - base
             print("%s (%s): plain %.0f ns, decorator +%.0f ns, observed +%.0f ns: "
                   "observed/decorator added cost %.2f (budget <= 0.50)"
                   % (sys.version.split()[0], label, base, deco, cost, cost / deco))

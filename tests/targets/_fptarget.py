@@ -180,6 +180,29 @@ def _code_of(obj):
     return getattr(getattr(obj, "__func__", obj), "__code__", None)
 
 
+# Where PyFunctionObject keeps its vectorcall slot, in pointers from its
+# start (Include/cpython/funcobject.h of each version): watch's common case
+# (the agent's vcall.c) observes a function there.
+_SLOT_INDEX = {(3, 8): 14, (3, 9): 14, (3, 10): 15, (3, 11): 15, (3, 12): 16, (3, 13): 16}
+
+
+def _call_slot(fn):
+    """fn's vectorcall slot as an address, read from the object itself;
+    None when this version's layout is not known here."""
+    import ctypes
+    import types
+    i = _SLOT_INDEX.get(sys.version_info[:2])
+    if i is None or not isinstance(fn, types.FunctionType):
+        return None
+    return ctypes.c_void_p.from_address(id(fn) + i * ctypes.sizeof(ctypes.c_void_p)).value
+
+
+def _slot_changed(obj):
+    fn = getattr(obj, "__func__", obj)
+    slot = _call_slot(fn)
+    return slot is not None and slot != _call_slot(lambda: None)
+
+
 def _lookup(namespace, name):
     """namespace's "name", or for "json.dumps" / "Calc.mul" the attribute
     as its module or class stores it (a class's own __dict__ entry: the
@@ -219,7 +242,8 @@ def hooks_left(namespace, originals):
     """What an observation left, against hooks_snapshot's originals: names
     whose attribute is not the very object it was at start, class
     attributes added, "code NAME" for each function whose code is not the
-    original, "tool T=WHO" for a sys.monitoring tool id held by anyone but
+    original, "vectorcall NAME" for each whose call slot is not the
+    interpreter's own, "tool T=WHO" for a sys.monitoring tool id held by anyone but
     the program and "lost tool T" for one of the program's that changed."""
     left = [n for n, obj in originals["objects"].items() if _lookup(namespace, n) is not obj]
     for c, keys in originals["classes"].items():
@@ -230,6 +254,8 @@ def hooks_left(namespace, originals):
             obj = getattr(obj, "__func__", obj).__wrapped__
         if _code_of(obj) is not code:
             left.append("code " + n)
+        if _slot_changed(obj):
+            left.append("vectorcall " + n)
     mon = getattr(sys, "monitoring", None)
     for t, who in originals["tools"].items():
         now = mon.get_tool(t)
