@@ -407,16 +407,21 @@ def _thread_name(ident):
 
 
 class _Watch(object):
-    __slots__ = ("queue", "dropped", "active", "before", "stack", "installs")
+    __slots__ = ("queue", "_dropped", "drops", "active", "before", "stack", "installs")
 
     def __init__(self, before, stack):
         from collections import deque
         self.queue = deque()
-        self.dropped = 0
+        self._dropped = 0            # calls not queued, counted by the Python hooks
+        self.drops = bytearray(8)    # ... and by the C ones (monfast.c, vcall.c)
         self.active = True
         self.before = before
         self.stack = stack
         self.installs = []  # (owner, name, raw, wrapper-as-installed, created)
+
+    @property
+    def dropped(self):
+        return self._dropped + int.from_bytes(self.drops, sys.byteorder)
 
 
 def _closest(name, names):
@@ -462,7 +467,7 @@ def _make_hooks(w, label, bound):
         if len(q) < MAXQ:
             q.append((label, bound, t0, cost, args, kwargs, ret, exc, stack, _get_ident()))
         else:
-            w.dropped += 1
+            w._dropped += 1
 
     if not w.before and not w.stack:
         # The common case, inlined: no call of ours but the clock's.
@@ -475,10 +480,10 @@ def _make_hooks(w, label, bound):
                 q.append((label, bound, t0, _ns() - t0, st[0], st[1], ret, exc, None,
                           _get_ident()))
             else:
-                w.dropped += 1
+                w._dropped += 1
         # What observe.py's C callbacks (3.12+, monfast.c) need to do all of
         # the above themselves, appending the same tuple.
-        leave._fp_fast = (q, q.append, MAXQ, label, bound, w)
+        leave._fp_fast = (q, q.append, MAXQ, label, bound, w, w.drops)
         return enter, leave
 
     def enter(args, kwargs):

@@ -8,7 +8,8 @@
  *            dictionary look-up, a cost every frame that raises would pay.
  *            entry = (observations, positional names, keyword-only names,
  *            *name or None, **name or None, fast or None)
- *            fast = (queue, queue.append, max queued, label, bound, watch):
+ *            fast = (queue, queue.append, max queued, label, bound, watch,
+ *            its C drop count: 8 bytes):
  *            the entry's one observation is watch's common case, handled
  *            here (helper.py's _make_hooks gives it, as leave._fp_fast)
  *   frames   frame -> [(observation, state)]: calls the Python callbacks
@@ -36,7 +37,6 @@
 #define PyObject_GC_IsTracked(o) _PyObject_GC_IS_TRACKED(o)
 #endif
 
-static PyObject *dropped_name;	/* "dropped", interned */
 
 /*
  * A call's record, begun at its start: helper.py's _make_hooks layout,
@@ -68,16 +68,13 @@ record_begin(PyObject *fast, PyObject *args, PyObject *kwargs)
 }
 
 void
-agent_count_drop(PyObject *w)
+agent_count_drop(PyObject *fast)
 {
-	PyObject *n = PyObject_GetAttr(w, dropped_name), *one = PyLong_FromLong(1), *m = NULL;
+	PyObject *drops = PyTuple_GET_SIZE(fast) > 6 ? PyTuple_GET_ITEM(fast, 6) : NULL;
 
-	if (n != NULL && one != NULL && (m = PyNumber_Add(n, one)) != NULL)
-		PyObject_SetAttr(w, dropped_name, m);
-	Py_XDECREF(n);
-	Py_XDECREF(one);
-	Py_XDECREF(m);
-	PyErr_Clear();
+	/* A watch's C count: 8 bytes its dropped property adds (helper.py). */
+	if (drops != NULL && PyByteArray_Check(drops) && PyByteArray_GET_SIZE(drops) == 8)
+		(*(long long *)PyByteArray_AS_STRING(drops))++;
 }
 
 void
@@ -123,7 +120,7 @@ record_end(PyObject *rec, PyObject *ret, PyObject *exc)
 
 	if (len < 0 || max < 0 || len >= max) {
 		PyErr_Clear();
-		agent_count_drop(PyTuple_GET_ITEM(fast, 5));
+		agent_count_drop(fast);
 		Py_DECREF(rec);
 		Py_DECREF(fast);
 		return;
@@ -472,8 +469,5 @@ static PyMethodDef monfast_defs[] = {
 bool
 agent_monfast_export(PyObject *ns)
 {
-	/* Here, for every path that counts drops (vcall.c's too). */
-	if (dropped_name == NULL && (dropped_name = PyUnicode_InternFromString("dropped")) == NULL)
-		return false;
 	return agent_export_defs(ns, monfast_defs, sizeof monfast_defs / sizeof monfast_defs[0]);
 }

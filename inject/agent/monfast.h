@@ -29,8 +29,9 @@
 /* Put the functions above into namespace ns; false with a Python error. */
 bool agent_monfast_export(PyObject *ns);
 
-/* w.dropped += 1 for a watch w (helper.py's _Watch); never raises. */
-void agent_count_drop(PyObject *w);
+/* One more call the queue of fast spec `fast` had no room for (its watch's
+ * `dropped`, helper.py's _Watch); never raises. */
+void agent_count_drop(PyObject *fast);
 /* The pending exception, normalized, its traceback on the value (as
  * PyErr_Fetch: the caller restores or releases the three). */
 void agent_exc_fetch(PyObject **type, PyObject **value, PyObject **tb);

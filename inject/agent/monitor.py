@@ -123,7 +123,7 @@ class _Monitor(_Watch):
             if len(q) < MAXQ:
                 q.append((index, _ns() - t0, exc is not None))
             else:
-                w.dropped += 1
+                w._dropped += 1
         return enter, leave
 
 

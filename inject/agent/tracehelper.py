@@ -64,7 +64,7 @@ class _Trace(_Watch):
             if len(q) < _TRACE_QUEUE:
                 q.append((label, st[1], cost, st[0], exc, ident()))
             else:
-                w.dropped += 1
+                w._dropped += 1
 
         def on_resume(st):
             # 3.12+: a generator or coroutine resumes (observe.py).

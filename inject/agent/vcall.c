@@ -4,7 +4,7 @@
  *
  * A small open-addressing table maps a hooked function to what its calls
  * need: the fast spec (helper.py's _make_hooks: queue, append, max, label,
- * bound, watch), the slot it had, and what _fp_vc_unhook checks before it
+ * bound, watch, its C drop count), the slot it had, and what _fp_vc_unhook checks before it
  * gives a 3.13+ function its version back.  The GIL guards it.
  */
 #include "config.h"
@@ -193,7 +193,7 @@ queue_record(PyFunctionObject *f, PyObject *fast, PyObject *const *argv, size_t 
 
 	if (len < 0 || max < 0 || len >= max) {
 		PyErr_Clear();
-		agent_count_drop(PyTuple_GET_ITEM(fast, 5));
+		agent_count_drop(fast);
 		return;
 	}
 	items[0] = Py_NewRef(PyTuple_GET_ITEM(fast, 3));
@@ -267,7 +267,7 @@ vc_hook(PyObject *self, PyObject *args)
 	(void)self;
 	if (!PyArg_ParseTuple(args, "O!O!", &PyFunction_Type, &fn, &PyTuple_Type, &fast))
 		return NULL;
-	if (PyTuple_GET_SIZE(fast) < 6) {
+	if (PyTuple_GET_SIZE(fast) < 7) {
 		PyErr_SetString(PyExc_ValueError, "_fp_vc_hook: not a fast spec");
 		return NULL;
 	}
