@@ -73,6 +73,7 @@ struct cmd_param {
 #define CMD_MANY 0x2		/* the last one: every word left (execute's code) */
 
 struct cmd_request;
+struct runner_streamer;
 
 /*
  * A command's handler.  ctx is the runner (core/runner) for the commands
@@ -111,6 +112,12 @@ struct cmd_spec {
 	const char *aliases[3];	/* other names: quit's q and exit */
 	cmd_run_fn *run;	/* NULL: not built, or not bound by this front end */
 	void *ctx;		/* for run, from command_bind; NULL: the runner */
+	/*
+	 * A streaming command's request, events and end (core/runner_int.h):
+	 * run waits for it (runner_cmd_stream), a front end may run it in its
+	 * background instead (runner_bg_start).  NULL for the others.
+	 */
+	const struct runner_streamer *streamer;
 };
 
 struct cmd_arg {

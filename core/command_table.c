@@ -357,7 +357,8 @@ static struct cmd_spec cmd_watch = {
 	.params = observed_params, .nparams = FP_NELEM(observed_params),
 	.options = watch_options, .noptions = FP_NELEM(watch_options),
 	.flags = CMD_JSON_STREAM,
-	.run = runner_cmd_watch,
+	.run = runner_cmd_stream,
+	.streamer = &runner_watch_streamer,
 };
 
 static const struct cmd_option trace_options[] = {
@@ -504,7 +505,8 @@ static struct cmd_spec cmd_monitor = {
 	.params = observed_params, .nparams = FP_NELEM(observed_params),
 	.options = monitor_options, .noptions = FP_NELEM(monitor_options),
 	.flags = CMD_JSON_STREAM,
-	.run = runner_cmd_monitor,
+	.run = runner_cmd_stream,
+	.streamer = &runner_monitor_streamer,
 };
 
 static const struct cmd_option reset_options[] = {

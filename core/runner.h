@@ -143,10 +143,14 @@ int runner_exec(struct runner *r, const char *line, struct sbuf *out, char **cau
 /* The handlers of the command table (core/command_table.c); ctx is the runner. */
 cmd_run_fn runner_cmd_stack, runner_cmd_getglobal, runner_cmd_vmtool, runner_cmd_module,
     runner_cmd_execute, runner_cmd_console, runner_cmd_mem_summary, runner_cmd_mem_diff,
-    runner_cmd_mem_sites, runner_cmd_mem_rss, runner_cmd_watch, runner_cmd_torch_profile,
+    runner_cmd_mem_sites, runner_cmd_mem_rss, runner_cmd_torch_profile,
     runner_cmd_torch_memory, runner_cmd_torch_modules;
 cmd_run_fn runner_cmd_trace;
-cmd_run_fn runner_cmd_monitor, runner_cmd_reset;
+cmd_run_fn runner_cmd_reset;
+/* A streaming command (watch, monitor...): its table entry's streamer, waited for. */
+cmd_run_fn runner_cmd_stream;
+struct runner_streamer;
+extern const struct runner_streamer runner_watch_streamer, runner_monitor_streamer;
 cmd_run_fn runner_cmd_tt;
 /* tt -l (method: -m, search: -s; NULL for none) as a model, for the TUI's tt pane. */
 struct tt_list;

@@ -1,6 +1,7 @@
 /*
  * runner_bg — the streaming commands (watch, monitor) waited for or in the
- * background: one runner_streamer each (its request, its events, its end),
+ * background: one runner_streamer each (its request, its events, its end,
+ * named by the command's table entry),
  * run by runner_stream_run inside runner_exec, or started here on the
  * session with handlers so that the front end's one loop dispatches its
  * events and end while everything else goes on.  Nothing here waits for
@@ -47,15 +48,10 @@ runner_stream_run(struct runner *r, const struct runner_streamer *st,
 	return rc;
 }
 
-/* The streamer of a parsed command, or NULL when it has none. */
-static const struct runner_streamer *
-streamer_of(const struct cmd_request *req)
+int
+runner_cmd_stream(void *ctx, const struct cmd_request *req, struct sbuf *out, char **cause)
 {
-	if (req->spec->run == runner_cmd_watch)
-		return &runner_watch_streamer;
-	if (req->spec->run == runner_cmd_monitor)
-		return &runner_monitor_streamer;
-	return NULL;
+	return runner_stream_run(ctx, req->spec->streamer, req, out, cause);
 }
 
 bool
@@ -66,7 +62,7 @@ runner_is_background(const struct runner *r, const char *line)
 
 	if (runner_procset(r) != NULL || command_parse(line, &req, NULL) != FP_OK || req == NULL)
 		return false;
-	yes = streamer_of(req) != NULL && command_unavailable(req->spec, NULL) == FP_OK;
+	yes = req->spec->streamer != NULL && command_unavailable(req->spec, NULL) == FP_OK;
 	command_request_free(req);
 	return yes;
 }
@@ -140,12 +136,12 @@ runner_bg_start(struct runner *r, const char *line, const struct runner_bg_handl
 	*bgp = NULL;
 	if ((rc = command_parse(line, &req, cause)) != FP_OK)
 		return rc;
-	if (req == NULL || streamer_of(req) == NULL) {
+	if (req == NULL || req->spec->streamer == NULL) {
 		command_request_free(req);
-		return fail(cause, FP_EUSAGE, "only watch and monitor run in the background");
+		return fail(cause, FP_EUSAGE, "only streaming commands run in the background");
 	}
 	bg = xcalloc(1, sizeof *bg);
-	*bg = (struct runner_bg){ .r = r, .st = streamer_of(req), .h = h, .ctx = ctx,
+	*bg = (struct runner_bg){ .r = r, .st = req->spec->streamer, .h = h, .ctx = ctx,
 	    .pid = runner_pid(r) };
 	bg->existed = bg->pid > 0 && procfs_thread_stat(bg->pid, bg->pid, &pst);
 	bg->progress = xcalloc(1, bg->st->progress_size);

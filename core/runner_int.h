@@ -76,6 +76,7 @@ bool runner_stream_ended(struct runner *r, const char *cmd, int rc, const struct
  * A streaming command (watch, monitor) in three parts, so that the same
  * code runs it waited for (runner_stream_run: --cmd, line mode) or in the
  * background (runner_bg_start: the front end's loop turns the session).
+ * A command has one when its table entry names it (cmd_spec.streamer).
  * progress is a zeroed block of progress_size bytes, the ctx of event and
  * end; end gets runner_stream's rc and end (zeroed when rc is not FP_OK)
  * and says the last lines into out or the failure.
@@ -89,7 +90,6 @@ struct runner_streamer {
 	int (*end)(struct runner *r, void *progress, int rc, const struct proto_msg *end,
 	    struct sbuf *out, char **cause);
 };
-extern const struct runner_streamer runner_watch_streamer, runner_monitor_streamer;
 /* Run it and wait for its end (Ctrl-C or the front end's poll cancels it). */
 int runner_stream_run(struct runner *r, const struct runner_streamer *st,
     const struct cmd_request *req, struct sbuf *out, char **cause);

@@ -100,12 +100,6 @@ const struct runner_streamer runner_monitor_streamer = {
 };
 
 int
-runner_cmd_monitor(void *ctx, const struct cmd_request *req, struct sbuf *out, char **cause)
-{
-	return runner_stream_run(ctx, &runner_monitor_streamer, req, out, cause);
-}
-
-int
 runner_cmd_reset(void *ctx, const struct cmd_request *req, struct sbuf *out, char **cause)
 {
 	struct runner *r = ctx;

@@ -187,9 +187,3 @@ const struct runner_streamer runner_watch_streamer = {
 	.event = watch_event,
 	.end = watch_end,
 };
-
-int
-runner_cmd_watch(void *ctx, const struct cmd_request *req, struct sbuf *out, char **cause)
-{
-	return runner_stream_run(ctx, &runner_watch_streamer, req, out, cause);
-}

@@ -1379,6 +1379,24 @@ test_completion(void)
 	free(got);
 }
 
+/* The commands a front end may run in its background: those whose table entry names a streamer. */
+static void
+test_background(void)
+{
+	static const char *const yes[] = { "watch __main__ f", "monitor __main__ f -c 1" };
+	static const char *const no[] = { "stack", "getglobal __main__ X", "tt -l", "reset",
+	    "watch __main__", "execute 'print(1)'" };
+	size_t i;
+
+	for (i = 0; i < FP_NELEM(yes); i++)
+		ok(runner_is_background(nowhere, yes[i]), "'%s' can run in the background", yes[i]);
+	for (i = 0; i < FP_NELEM(no); i++)
+		ok(!runner_is_background(nowhere, no[i]), "'%s' cannot", no[i]);
+	ok(command_find("watch")->streamer == &runner_watch_streamer &&
+	    command_find("monitor")->streamer == &runner_monitor_streamer &&
+	    command_find("tt")->streamer == NULL, "the table names each command's streamer");
+}
+
 int
 main(void)
 {
@@ -1397,6 +1415,7 @@ main(void)
 	test_trace();
 	test_tt();
 	test_monitor_reset();
+	test_background();
 	test_perf();
 	test_gilstat();
 	test_mem();
