@@ -381,7 +381,8 @@ static struct cmd_spec cmd_trace = {
 	.params = observed_params, .nparams = FP_NELEM(observed_params),
 	.options = trace_options, .noptions = FP_NELEM(trace_options),
 	.flags = CMD_JSON_STREAM,
-	.run = runner_cmd_trace,
+	.run = runner_cmd_stream,
+	.streamer = &runner_trace_streamer,
 };
 
 static const struct cmd_option tt_options[] = {

@@ -49,8 +49,8 @@ struct runner_record {
 	struct monitor_row *monitor;	/* START and ITEM of "monitor" */
 	long long shown, dropped;	/* END: items shown, dropped by the agent */
 	bool cancelled;			/* END: stopped by the user */
-	bool failed;			/* END (watch, monitor): it ended on an error */
-	bool reset;			/* END (watch, monitor): `reset` removed it */
+	bool failed;			/* END (watch, trace, monitor): it ended on an error */
+	bool reset;			/* END (watch, trace, monitor): `reset` removed it */
 };
 
 struct runner_io {
@@ -145,12 +145,12 @@ cmd_run_fn runner_cmd_stack, runner_cmd_getglobal, runner_cmd_vmtool, runner_cmd
     runner_cmd_execute, runner_cmd_console, runner_cmd_mem_summary, runner_cmd_mem_diff,
     runner_cmd_mem_sites, runner_cmd_mem_rss, runner_cmd_torch_profile,
     runner_cmd_torch_memory, runner_cmd_torch_modules;
-cmd_run_fn runner_cmd_trace;
 cmd_run_fn runner_cmd_reset;
-/* A streaming command (watch, monitor...): its table entry's streamer, waited for. */
+/* A streaming command (watch, trace, monitor): its table entry's streamer, waited for. */
 cmd_run_fn runner_cmd_stream;
 struct runner_streamer;
-extern const struct runner_streamer runner_watch_streamer, runner_monitor_streamer;
+extern const struct runner_streamer runner_watch_streamer, runner_monitor_streamer,
+    runner_trace_streamer;
 cmd_run_fn runner_cmd_tt;
 /* tt -l (method: -m, search: -s; NULL for none) as a model, for the TUI's tt pane. */
 struct tt_list;
@@ -196,8 +196,8 @@ int runner_statement_end(const struct proto_msg *end, const char *cmd, struct sb
     char **cause);
 
 /*
- * watch and monitor while the front end goes on (the TUI).  The request
- * runs on the agent's session (loaded on need); its events reach
+ * watch, trace and monitor while the front end goes on (the TUI).  The
+ * request runs on the agent's session (loaded on need); its events reach
  * runner_io.record (or .write) exactly as under runner_exec, from whatever
  * turns the session next (session_pump in the front end's loop, or another
  * request's wait).  Its end reaches h->end with what runner_exec would have

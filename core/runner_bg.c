@@ -1,5 +1,5 @@
 /*
- * runner_bg — the streaming commands (watch, monitor) waited for or in the
+ * runner_bg — the streaming commands (watch, trace, monitor) waited for or in the
  * background: one runner_streamer each (its request, its events, its end,
  * named by the command's table entry),
  * run by runner_stream_run inside runner_exec, or started here on the

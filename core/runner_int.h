@@ -73,7 +73,7 @@ bool runner_stream_ended(struct runner *r, const char *cmd, int rc, const struct
 
 
 /*
- * A streaming command (watch, monitor) in three parts, so that the same
+ * A streaming command (watch, trace, monitor) in three parts, so that the same
  * code runs it waited for (runner_stream_run: --cmd, line mode) or in the
  * background (runner_bg_start: the front end's loop turns the session).
  * A command has one when its table entry names it (cmd_spec.streamer).

@@ -194,7 +194,7 @@ commands_run(struct tui *t, const char *line)
 	}
 	statement_yield_output(t);	/* a background statement's text stays under its own heading */
 	if (stream_is(t, line)) {
-		stream_start(t, line);	/* watch, monitor: in the background too */
+		stream_start(t, line);	/* watch, trace, monitor: in the background too */
 		return;
 	}
 	if (!own)

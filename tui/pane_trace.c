@@ -5,6 +5,9 @@
  * Enter folds or unfolds the node under the cursor, Left folds, Right
  * unfolds, y copies the call's tree as text.  It only shows: the runner
  * hands it the events (runner_io.record); it never talks to the agent.
+ * The trace runs in the TUI's background (tui/stream.c): while it waits
+ * for a call the title says so, and q or Esc stops it (and closes the
+ * pane once it has ended).
  */
 #include "config.h"
 
@@ -31,6 +34,7 @@ struct trace_view {
 	size_t nrecs;
 	char *what;		/* the traced method(s) */
 	char *end;		/* "stopped after 3 calls", or NULL while running */
+	bool running, leave;
 	struct trace_line *lines;
 	size_t nlines, alines;
 };
@@ -101,6 +105,8 @@ started(struct pane *p, const struct trace_record *t)
 		v->what = xstrdup(t->observed[0]);
 	else
 		v->what = xasprintf("%zu methods", t->nobserved);
+	v->running = true;
+	v->leave = false;
 	p->cursor = p->top = 0;
 	rebuild(p);
 }
@@ -125,6 +131,23 @@ traced(struct pane *p, struct trace_record *t)
 		pane_set_cursor(p, v->nlines - 1);
 }
 
+static void
+ended(struct pane *p, const struct runner_record *rec)
+{
+	struct trace_view *v = p->data;
+
+	v->running = false;
+	free(v->end);
+	v->end = xasprintf("%s after %lld call%s%s", rec->failed ? "ended" : rec->cancelled ?
+	    "stopped" : rec->reset ? "removed by reset" : "done", rec->shown,
+	    rec->shown == 1 ? "" : "s", rec->dropped > 0 ? ", some dropped" : "");
+	if (!rec->failed)
+		tui_status(p->tui, false, "trace: %s; the hooks are removed", v->end);
+	if (v->leave)
+		tui_hide_pane(p->tui, p);
+	p->tui->dirty = true;
+}
+
 bool
 pane_trace_record(void *tui, struct runner_record *rec)
 {
@@ -137,20 +160,21 @@ pane_trace_record(void *tui, struct runner_record *rec)
 	p = tui_pane(t, &pane_trace_ops);
 	v = p->data;
 	if (rec->kind == RUNNER_RECORD_END) {
-		free(v->end);
-		v->end = xasprintf("%s after %lld call%s%s", rec->cancelled ? "stopped" : "done",
-		    rec->shown, rec->shown == 1 ? "" : "s", rec->dropped > 0 ? ", some dropped" : "");
-		tui_status(t, false, "trace: %s; the hooks are removed", v->end);
-		t->dirty = true;
+		/* One that never started (it failed first) says so as runner_exec would. */
+		if (!v->running)
+			return false;
+		ended(p, rec);
 		return true;
 	}
 	if (rec->trace == NULL)
 		return false;
-	if (rec->kind == RUNNER_RECORD_START)
+	/* Shown when it starts; a call that comes later leaves the console or the output pane be. */
+	if (rec->kind == RUNNER_RECORD_START) {
 		started(p, rec->trace);
-	else
+		tui_show_pane(t, p, true);
+	} else {
 		traced(p, rec->trace);
-	tui_show_pane(t, p, true);
+	}
 	return true;
 }
 
@@ -190,6 +214,10 @@ trace_title(struct pane *p, struct sbuf *out)
 		    v->nrecs == 1 ? "" : "s");
 	if (v->end != NULL)
 		sbuf_addf(out, " (%s)", v->end);
+	else if (v->running && v->nrecs == 0)
+		sbuf_addf(out, " %s waiting for a call (q stops)", glyph(G_DOT));
+	else if (v->running)
+		sbuf_addf(out, " %s running (q stops)", glyph(G_DOT));
 }
 
 /* Hot lines stand out: the theme's high-CPU red, wait-GIL amber, idle grey. */
@@ -272,6 +300,13 @@ trace_key(struct pane *p, enum action a)
 	case A_SCROLL_RIGHT:
 		fold(p, 0);
 		return true;
+	case A_BACK:
+		/* while it runs (tui/stream.c stops it): close when it has ended */
+		if (!v->running)
+			return false;
+		v->leave = true;
+		tui_status(p->tui, false, "stopping the trace...");
+		return true;
 	case A_COPY:
 		if (p->cursor >= v->nlines)
 			return true;
@@ -284,6 +319,12 @@ trace_key(struct pane *p, enum action a)
 	}
 }
 
+static bool
+trace_live(struct pane *p)
+{
+	return ((struct trace_view *)p->data)->running;
+}
+
 static const struct keybinding trace_keys[] = {
 	{ NULL, '\n', A_ENTER, "Fold", "fold or unfold the calls beneath this one" },
 	{ NULL, KEY_ENTER, A_ENTER, NULL, "fold or unfold the calls beneath this one" },
@@ -292,6 +333,7 @@ static const struct keybinding trace_keys[] = {
 	{ NULL, KEY_RIGHT, A_SCROLL_RIGHT, NULL, "unfold the calls beneath this one" },
 	{ NULL, 'l', A_SCROLL_RIGHT, NULL, "unfold the calls beneath this one" },
 	{ NULL, 'y', A_COPY, "Copy", "copy this call's tree as text (OSC 52)" },
+	{ NULL, 'q', A_BACK, "Stop", "stop the trace (the hooks are removed) and close the pane" },
 	{ .key = 0 },
 };
 
@@ -308,4 +350,5 @@ const struct pane_ops pane_trace_ops = {
 	.title = trace_title,
 	.draw_line = trace_draw_line,
 	.key = trace_key,
+	.live = trace_live,
 };

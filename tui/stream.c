@@ -1,5 +1,5 @@
 /*
- * stream — a background watch or monitor (see stream.h): starting it,
+ * stream — a background watch, trace or monitor (see stream.h): starting it,
  * stopping it, and what its end says outside its pane.
  */
 #include "config.h"
@@ -65,7 +65,7 @@ stream_start(struct tui *t, const char *line)
 		t->stream = xcalloc(1, sizeof *t->stream);
 	st = t->stream;
 	if (st->bg != NULL) {
-		tui_status(t, true, "a watch or monitor runs already: q in its pane stops it "
+		tui_status(t, true, "a watch, trace or monitor runs already: q in its pane stops it "
 		    "(one at a time)");
 		return false;
 	}

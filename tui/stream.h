@@ -1,6 +1,6 @@
 /*
- * stream — `:watch` and `:monitor` in the TUI while the user goes on
- * working.  The request runs on the agent's session in the background
+ * stream — `:watch`, `:trace` and `:monitor` in the TUI while the user
+ * goes on working.  The request runs on the agent's session in the background
  * (core/runner_bg); its records reach their pane through runner_io.record
  * from the loop's turn on the socket, so the console, `:` commands, Tab
  * and ? work beside it.  q or Esc in its pane (or Ctrl-C) stops it and
@@ -14,7 +14,7 @@
 
 #include "tui/tui.h"
 
-/* Does `line` run here in the background (watch, monitor)? */
+/* Does `line` run here in the background (watch, trace, monitor)? */
 bool stream_is(const struct tui *t, const char *line);
 /* Start it; false with the reason in the status. */
 bool stream_start(struct tui *t, const char *line);

@@ -4,7 +4,7 @@
  * places and draws the panes, tui/bars.c the title and function bars,
  * tui/prompt.c the bottom line's prompts, tui/commands.c the `:`
  * commands, tui/console.c the console and execute, tui/statement.c and
- * tui/stream.c what runs in the background (execute; watch, monitor).
+ * tui/stream.c what runs in the background (execute; watch, trace, monitor).
  *
  * One thread, one loop: poll() on the terminal with the time left until
  * the next refresh; keys are handled as they come; the target is read
@@ -262,8 +262,8 @@ tui_switch_target(struct tui *t, pid_t pid, char **cause)
 		return false;
 	}
 	if (stream_running(t)) {
-		fail(cause, FP_ERR, "a watch or monitor runs in process %d: stop it first (q in its "
-		    "pane)", (int)t->pid);
+		fail(cause, FP_ERR, "a watch, trace or monitor runs in process %d: stop it first (q "
+		    "in its pane)", (int)t->pid);
 		return false;
 	}
 	if ((busy = target_pane_open(t)) != NULL) {
@@ -311,7 +311,7 @@ tui_set_name(const struct proc_set_spec *spec)
 
 /* ---- keys ------------------------------------------------------------------ */
 
-/* Is the focused pane the one of a background watch or monitor, still running? */
+/* Is the focused pane the one of a background watch, trace or monitor, still running? */
 static bool
 focus_live(struct tui *t)
 {

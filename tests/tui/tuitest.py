@@ -968,6 +968,49 @@ def trace_pane(version, exe, workdir):
         check_target(target, name, True)
 
 
+def trace_background(version, exe, workdir):
+    """:trace runs in the TUI's background.  On watch_target.py's
+    on_demand(), which nothing calls, the trace pane says it waits for a
+    call; meanwhile a : command answers in the output pane and the console
+    opens; a call made from the console shows its tree in the pane; Esc
+    stops the trace, closes the pane, and the target keeps no hook."""
+    name = "CPython %s trace in the background" % version
+    waiting = "Trace \u00b7 __main__.on_demand \u00b7 0 calls \u00b7 waiting for a call (q stops)"
+    with watch_target_tui(exe, workdir, name) as (target, s, tmux):
+        tui_command(s, "trace __main__ on_demand -i 0")
+        sc = s.wait(lambda x: "[y/N]" in x or waiting in x, "the trace or the question")
+        if sc is not None and "[y/N]" in sc:
+            s.tmux.keys("y")
+        TAP.ok(s.wait(has(waiting), "waiting") is not None,
+               "%s: the trace pane says it waits for a call" % name, tmux.capture())
+        tui_command(s, "getglobal __main__ TAKEN")
+        sc = s.wait(has(":getglobal __main__ TAKEN", "TYPE:  list"), "getglobal answer")
+        TAP.ok(sc is not None and "Trace \u00b7" not in sc,
+               "%s: while the trace waits, :getglobal answers in the output pane" % name,
+               tmux.capture())
+        s.tmux.keys("Escape")
+        s.wait(has(waiting), "the trace pane back")
+        TAP.ok(console_open(s) is not None,
+               "%s: the console opens while the trace waits" % name, tmux.capture())
+        s.tmux.type("print(__import__('__main__').on_demand(20))")
+        s.tmux.keys("Enter")
+        TAP.ok(s.wait(console_line("21"), "the call's result") is not None,
+               "%s: a call from the console runs while the trace waits" % name, tmux.capture())
+        s.tmux.keys("Escape")
+        sc = s.wait(has("left the console", "on_demand \u00b7 1 call \u00b7 running (q stops)"),
+                    "the traced call")
+        TAP.ok(sc is not None and re.search(r"\[100\.0% +[\d.]+(?:ms|us)\] on_demand", sc)
+               and re.search(r"\[ *[\d.]+% +[\d.]+(?:ms|us)\] add", sc),
+               "%s: the call made from the console shows its tree" % name, tmux.capture())
+        s.tmux.keys("Escape")
+        sc = s.wait(lambda x: "Trace \u00b7" not in x and "trace: stopped after 1 call" in x,
+                    "Esc")
+        TAP.ok(sc is not None and "the hooks are removed" in sc,
+               "%s: Esc stops the trace and closes the pane" % name, tmux.capture())
+        left = hooks_left(target)
+        TAP.ok(left == "[]", "%s: no hook is left in the target" % name, left)
+
+
 def live_wait(s, pred, what, deadline=DEADLINE):
     """The masked screen once pred(screen) holds, steady or not (a live
     watch changes the screen all the time). It must hold on two captures
@@ -2236,7 +2279,8 @@ def screens():
         else:
             TAP.skip("golden screens", "CPython %s is not configured (goldens are made with it)" % want)
         for version, exe in pythons():
-            for fn in (smoke, names_smoke, agent_smoke, trace_pane, watch_pane, monitor_pane):
+            for fn in (smoke, names_smoke, agent_smoke, trace_pane, trace_background, watch_pane,
+                       monitor_pane):
                 scenario(fn, version, exe, workdir)
             if version != want:
                 scenario(flame, version, exe, workdir, False)
@@ -2385,7 +2429,8 @@ def main():
     try:
         {"screens": screens, "linemode": linemode, "newuser": newuser_only,
          "hostile": hostile_only, "streams": streams_only,
-         "trace": lambda: only(lambda v, exe, wd, g: trace_pane(v, exe, wd)),
+         "trace": lambda: only(lambda v, exe, wd, g: trace_pane(v, exe, wd),
+                               lambda v, exe, wd, g: trace_background(v, exe, wd)),
          "streams-all": lambda: streams_only(True),
          "flame": lambda: only(lambda v, exe, wd, g: flame(v, exe, wd, True),
                                lambda v, exe, wd, g: flame_modes(v, exe, wd)),

@@ -1383,7 +1383,8 @@ test_completion(void)
 static void
 test_background(void)
 {
-	static const char *const yes[] = { "watch __main__ f", "monitor __main__ f -c 1" };
+	static const char *const yes[] = { "watch __main__ f", "monitor __main__ f -c 1",
+	    "trace __main__ f -i 0" };
 	static const char *const no[] = { "stack", "getglobal __main__ X", "tt -l", "reset",
 	    "watch __main__", "execute 'print(1)'" };
 	size_t i;
@@ -1394,6 +1395,7 @@ test_background(void)
 		ok(!runner_is_background(nowhere, no[i]), "'%s' cannot", no[i]);
 	ok(command_find("watch")->streamer == &runner_watch_streamer &&
 	    command_find("monitor")->streamer == &runner_monitor_streamer &&
+	    command_find("trace")->streamer == &runner_trace_streamer &&
 	    command_find("tt")->streamer == NULL, "the table names each command's streamer");
 }
 

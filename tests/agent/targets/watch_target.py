@@ -91,6 +91,12 @@ def decorated(x):
     return x + 100
 
 
+def on_demand(x):
+    """Called by nobody here: a test calls it (from the console) when it
+    wants a call, so an observation of it waits until then."""
+    return add(x, 1)
+
+
 CALC = Calc()
 # Tool ids this program holds itself (FP_TAKE_TOOLS="0,1,..."): a watch must
 # take another one and leave these alone.
@@ -98,7 +104,7 @@ TAKEN = [int(t) for t in os.environ.get("FP_TAKE_TOOLS", "").split(",") if t]
 for _t in TAKEN:
     sys.monitoring.use_tool_id(_t, "program-%d" % _t)
 ORIGINALS = hooks_snapshot(globals(), ["add", "maybe_fail", "mutate", "huge", "acoro", "gen",
-                                       "outer", "decorated", "hit"], ["Calc"])
+                                       "outer", "decorated", "hit", "on_demand"], ["Calc"])
 # References taken before any watch: a stored callback, a bound method, a
 # partial.  Observation must see calls made through them too.
 # Nothing calls hit or Calc.tick by its name.
