@@ -92,6 +92,7 @@ typedef int cmd_run_fn(void *ctx, const struct cmd_request *req, struct sbuf *ou
 #define CMD_SET_ALL 0x40	/* with --all, runs in each member of a set in turn (core/runner_set) */
 #define CMD_JSON_ANSWER 0x80	/* --json: one "answer" record, the agent's end (core/jsonout) */
 #define CMD_JSON_STREAM 0x100	/* --json: an "event" record per event, then "end" (core/jsonstream) */
+#define CMD_AGENT 0x200		/* loads the agent when it is not there: the TUI asks first */
 
 struct cmd_spec {
 	const char *name;	/* "stack"; a subcommand's is "mem summary" */

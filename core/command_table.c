@@ -356,7 +356,7 @@ static struct cmd_spec cmd_watch = {
 	.summary = "each call's arguments, result, exception and cost, as they happen",
 	.params = observed_params, .nparams = FP_NELEM(observed_params),
 	.options = watch_options, .noptions = FP_NELEM(watch_options),
-	.flags = CMD_JSON_STREAM,
+	.flags = CMD_JSON_STREAM | CMD_AGENT,
 	.run = runner_cmd_stream,
 	.streamer = &runner_watch_streamer,
 };
@@ -380,7 +380,7 @@ static struct cmd_spec cmd_trace = {
 	.summary = "where the time inside a call goes: its call tree with each call's cost",
 	.params = observed_params, .nparams = FP_NELEM(observed_params),
 	.options = trace_options, .noptions = FP_NELEM(trace_options),
-	.flags = CMD_JSON_STREAM,
+	.flags = CMD_JSON_STREAM | CMD_AGENT,
 	.run = runner_cmd_stream,
 	.streamer = &runner_trace_streamer,
 };
@@ -488,7 +488,7 @@ static struct cmd_spec cmd_tt = {
 	.options = tt_options, .noptions = FP_NELEM(tt_options),
 	.check = tt_check,
 	.params_with = "--time-tunnel",
-	.flags = CMD_JSON_STREAM,
+	.flags = CMD_JSON_STREAM | CMD_AGENT,
 	.run = runner_cmd_tt,
 };
 
@@ -505,7 +505,7 @@ static struct cmd_spec cmd_monitor = {
 	.summary = "calls, failures and cost (average, min, max, p99) of a method, per cycle",
 	.params = observed_params, .nparams = FP_NELEM(observed_params),
 	.options = monitor_options, .noptions = FP_NELEM(monitor_options),
-	.flags = CMD_JSON_STREAM,
+	.flags = CMD_JSON_STREAM | CMD_AGENT,
 	.run = runner_cmd_stream,
 	.streamer = &runner_monitor_streamer,
 };

@@ -170,6 +170,27 @@ commands_bind(struct tui *t)
 }
 
 /*
+ * A command that loads the agent when it is not there (CMD_AGENT: watch,
+ * trace, tt, monitor) asks first, as c does; a line it cannot parse goes
+ * on to say why instead.
+ */
+static bool
+agent_allowed(struct tui *t, const char *line)
+{
+	struct cmd_request *req = NULL;
+	bool ask, yes = true;
+
+	if (t->runner == NULL || t->exited || runner_procset(t->runner) != NULL ||
+	    command_parse(line, &req, NULL) != FP_OK || req == NULL)
+		return true;
+	ask = (req->spec->flags & CMD_AGENT) && command_unavailable(req->spec, NULL) == FP_OK;
+	if (ask)
+		yes = inside_may_load(t, req->spec->name);
+	command_request_free(req);
+	return yes;
+}
+
+/*
  * The runner dispatches by the command table (to the handlers above for
  * the TUI's own); statements go to the console pane, where their output
  * streams.
@@ -193,6 +214,8 @@ commands_run(struct tui *t, const char *line)
 		return;
 	}
 	statement_yield_output(t);	/* a background statement's text stays under its own heading */
+	if (!agent_allowed(t, line))
+		return;
 	if (stream_is(t, line)) {
 		stream_start(t, line);	/* watch, trace, monitor: in the background too */
 		return;

@@ -189,8 +189,8 @@ show_locals_pane(struct tui *t)
  * Loading runs our code inside someone's process: ask once per process (an
  * agent an earlier session left there is used without asking).
  */
-static bool
-load_allowed(struct tui *t)
+bool
+inside_may_load(struct tui *t, const char *cmd)
 {
 	int pid = (int)t->pid;
 	char *forms[3], *q;
@@ -213,6 +213,12 @@ load_allowed(struct tui *t)
 	yes = tui_confirm(t, q);
 	for (i = 0; i < 3; i++)
 		free(forms[i]);
+	if (!yes && cmd != NULL) {
+		tui_status(t, false, "%s: not run, the agent was not loaded (:%s asks again)", cmd,
+		    cmd);
+		t->dirty = true;
+		return false;
+	}
 	if (!yes) {
 		tui_status(t, false, "the agent was not loaded (c or L asks again)");
 		t->dirty = true;
@@ -238,7 +244,7 @@ inside_attach(struct tui *t, bool load, bool quiet)
 			tui_status(t, false, "the agent is attached");
 		return true;
 	}
-	if (load && !quiet && !load_allowed(t))
+	if (load && !quiet && !inside_may_load(t, NULL))
 		return false;
 	if (load && !quiet) {
 		/* Loading takes a moment: say so before the screen waits. */

@@ -40,6 +40,12 @@ void inside_free(struct inside *in);
  * says what happened either way, unless `quiet`.
  */
 bool inside_attach(struct tui *t, bool load, bool quiet);
+/*
+ * May the agent be used: it is there, or the user said yes to loading it
+ * into this process (asked here, once per process).  No says so in the
+ * status: what `cmd` (NULL: c or L) did not do.
+ */
+bool inside_may_load(struct tui *t, const char *cmd);
 enum runner_agent_state inside_state(struct tui *t);
 
 /*

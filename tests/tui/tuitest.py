@@ -1039,10 +1039,18 @@ def hooks_left(target):
         rc, err.decode(errors="replace"))
 
 
-def tui_command(s, line):
+def tui_command(s, line, load=False):
+    """:line; load: it loads the agent, so the TUI asks first: y.  True
+    when it asked (or was not to)."""
     s.tmux.keys(":")
     s.tmux.type(line)
     s.tmux.keys("Enter")
+    if not load:
+        return True
+    asked = s.wait(has("[y/N]"), "the question before loading the agent") is not None
+    if asked:
+        s.tmux.keys("y")
+    return asked
 
 
 @contextlib.contextmanager
@@ -1087,12 +1095,24 @@ def watch_pane(version, exe, workdir):
     gives its pane back on Esc too."""
     name = "CPython %s watch pane" % version
     with watch_target_tui(exe, workdir, name) as (target, s, tmux):
+        # The agent is not there yet: :watch asks before loading it; n loads nothing.
         tui_command(s, "watch __main__ add --expr args,return_obj -n 3")
+        asked = s.wait(has("Load the agent", "/tmp/.flight_profiler-", "[y/N]"), "the question")
+        asked = asked and "/tmp/.flight_profiler-%d " % target.pid in tmux.capture()
+        s.tmux.keys("n")
+        sc = s.wait(has("watch: not run, the agent was not loaded"), "no")
+        TAP.ok(asked is not None and sc is not None and "Watch \u00b7" not in sc
+               and not os.path.exists("/tmp/.flight_profiler-%d" % target.pid)
+               and not agent_libraries(target.pid),
+               "%s: :watch asks before loading the agent; n loads nothing and says so" % name,
+               tmux.capture())
+        asked = tui_command(s, "watch __main__ add --expr args,return_obj -n 3", load=True)
         sc = s.wait(has("done after 3 calls"), "watch -n 3")
         rows = WATCH_ADD.findall(sc or "")
-        TAP.ok(sc is not None and "Watch \u00b7 __main__.add \u00b7 3 seen" in sc and len(rows) == 3
-               and all(int(r) == int(a) + 1 for a, r in rows),
-               "%s: -n 3 lists 3 calls of add with their arguments and results, then done" % name,
+        TAP.ok(asked and sc is not None and "Watch \u00b7 __main__.add \u00b7 3 seen" in sc
+               and len(rows) == 3 and all(int(r) == int(a) + 1 for a, r in rows),
+               "%s: asked again, y loads the agent; -n 3 lists 3 calls of add with their "
+               "arguments and results, then done" % name,
                tmux.capture())
         # Once it has ended the TUI waits for nothing: the bar is the pane's again.
         TAP.ok(sc is not None and "Enter Expand" in sc and "Interrupt" not in sc,
@@ -1225,7 +1245,7 @@ def watch_target_exits(exe, workdir):
     showed and says the watch ended; q then leaves the pane and quits."""
     name = "watch pane, target exits"
     with watch_target_tui(exe, workdir, name, alive=False) as (target, s, tmux):
-        tui_command(s, "watch __main__ add --expr args,return_obj -n 100000")
+        tui_command(s, "watch __main__ add --expr args,return_obj -n 100000", load=True)
         live_wait(s, lambda sc: len(WATCH_ADD.findall(sc)) >= 3, "running watch")
         target.proc.kill()
         sc = s.wait(lambda sc: re.search(r"\d+ seen, \d+ dropped \u00b7 ended after \d+ calls", sc)
@@ -1247,7 +1267,7 @@ def monitor_pane(version, exe, workdir):
     stops it and closes the pane, and the target keeps no hook."""
     name = "CPython %s monitor pane" % version
     with watch_target_tui(exe, workdir, name) as (target, s, tmux):
-        tui_command(s, "monitor __main__ maybe_fail -c 0.5")
+        tui_command(s, "monitor __main__ maybe_fail -c 0.5", load=True)
         sc = live_wait(s, lambda sc: re.search(r"cycle [2-9]", sc) is not None and
                        MONITOR_ROW.search(sc) is not None, "two cycles")
         rows = MONITOR_ROW.findall(sc or "")

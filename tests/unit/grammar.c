@@ -1397,6 +1397,10 @@ test_background(void)
 	    command_find("monitor")->streamer == &runner_monitor_streamer &&
 	    command_find("trace")->streamer == &runner_trace_streamer &&
 	    command_find("tt")->streamer == NULL, "the table names each command's streamer");
+	ok((command_find("watch")->flags & CMD_AGENT) && (command_find("trace")->flags & CMD_AGENT) &&
+	    (command_find("monitor")->flags & CMD_AGENT) && (command_find("tt")->flags & CMD_AGENT) &&
+	    !(command_find("stack")->flags & CMD_AGENT),
+	    "watch, trace, monitor and tt load the agent: the TUI asks first");
 }
 
 int
