@@ -51,6 +51,7 @@ UPDATE = os.environ.get("FP_UPDATE_GOLDEN") == "1"
 TARGETS = os.path.join(SRC, "tests", "targets")
 TERM = "screen-256color"
 DEADLINE = 15.0
+RUNNER_CANCEL_GRACE_S = 3  # core/runner.h's RUNNER_CANCEL_GRACE_MS
 
 
 # ---- TAP --------------------------------------------------------------------
@@ -1256,6 +1257,76 @@ def watch_target_exits(exe, workdir):
         TAP.ok(s.finished()[0] == 0, "%s: q closes the pane, q quits with status 0" % name)
 
 
+def gil_held_in_read(pid):
+    """Does a thread of pid sleep in a pipe's read (the kernel's wchan)?"""
+    for tid in os.listdir("/proc/%d/task" % pid):
+        try:
+            with open("/proc/%d/task/%s/wchan" % (pid, tid)) as f:
+                if "pipe_read" in f.read():
+                    return True
+        except OSError:
+            pass
+    return False
+
+
+def watch_give_up(version, exe, workdir):
+    """The agent cannot confirm a stop while the target's GIL is held in a
+    long C call: another client's execute blocks in read() on a FIFO
+    through ctypes.PyDLL, which keeps the GIL.  Esc on the running watch
+    then says, after RUNNER_CANCEL_GRACE_MS, that the agent did not confirm
+    the stop, and closes the pane; the TUI stays usable (? shows the
+    help).  Once the test writes a byte, the GIL is free again and the
+    agent removes the hooks, while flight_profiler is still attached, and
+    the session goes on (:getglobal answers)."""
+    name = "CPython %s watch, stop not confirmed" % version
+    fifo = os.path.join(workdir, "gil.%d.fifo" % os.getpid())
+    with watch_target_tui(exe, workdir, name) as (target, s, tmux):
+        tui_command(s, "watch __main__ add --expr args,return_obj -n 100000", load=True)
+        live_wait(s, lambda sc: "running (q stops)" in sc and len(WATCH_ADD.findall(sc)) >= 3,
+                  "running watch")
+        os.mkfifo(fifo)
+        writer = os.open(fifo, os.O_RDWR)  # the reader's open does not wait; read() does
+        holder = subprocess.Popen(
+            [BIN, str(target.pid), "--cmd", 'execute "import ctypes, os; print(ctypes.PyDLL(None)'
+             '.read(os.open(%r, os.O_RDONLY), ctypes.create_string_buffer(1), 1))"' % fifo],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            end = time.monotonic() + DEADLINE
+            while not gil_held_in_read(target.pid) and time.monotonic() < end:
+                time.sleep(0.05)
+            held = gil_held_in_read(target.pid)
+            s.tmux.keys("Escape")
+            sc = s.wait(has("did not confirm the stop"), "the give-up",
+                        DEADLINE + RUNNER_CANCEL_GRACE_S)
+            TAP.ok(held and sc is not None and "Watch \u00b7" not in sc
+                   and "watch: the agent did not confirm the stop within" in sc,
+                   "%s: with the GIL held, Esc gives up after the grace and says so" % name,
+                   tmux.capture())
+            s.tmux.keys("?")
+            sc = s.wait(has("Help 1-", "Everywhere"), "help")
+            s.tmux.keys("?")
+            TAP.ok(sc is not None and s.wait(lambda x: "Help 1-" not in x, "help closed"),
+                   "%s: the TUI stays usable: ? shows the help and closes it" % name,
+                   tmux.capture())
+        finally:
+            os.write(writer, b"x")
+            os.close(writer)
+            out, err = holder.communicate(timeout=60)
+            os.unlink(fifo)
+        TAP.ok(holder.returncode == 0 and out.strip() == b"1", "%s: the C call ended" % name,
+               "rc %s: %s %s" % (holder.returncode, out, err))
+        end = time.monotonic() + DEADLINE
+        left = hooks_left(target)
+        while left != "[]" and time.monotonic() < end:
+            time.sleep(0.1)
+            left = hooks_left(target)
+        TAP.ok(left == "[]", "%s: once the GIL is free, the agent removes the hooks while "
+               "flight_profiler is still attached" % name, left)
+        tui_command(s, "getglobal __main__ TAKEN")
+        TAP.ok(s.wait(has(":getglobal __main__ TAKEN", "TYPE:  list"), "getglobal") is not None,
+               "%s: the session goes on: :getglobal answers" % name, tmux.capture())
+
+
 MONITOR_ROW = re.compile(r"(\d\d:\d\d:\d\d) +(\d+) +(\d+) +(\d+) +([\d.]+)% +([\d.]+) +([\d.]+) "
                          r"+(\S+) +([\u2581-\u2588]+) +([\u2581-\u2588]+) +__main__\.maybe_fail")
 
@@ -1292,7 +1363,8 @@ def watch_only():
     """tuitest.py watch [VERSION...]: only the watch and monitor panes' scenarios."""
     only(lambda version, exe, workdir, golden: watch_pane(version, exe, workdir),
          lambda version, exe, workdir, golden: monitor_pane(version, exe, workdir),
-         lambda version, exe, workdir, golden: golden and watch_target_exits(exe, workdir))
+         lambda version, exe, workdir, golden: golden and watch_target_exits(exe, workdir),
+         lambda version, exe, workdir, golden: watch_give_up(version, exe, workdir))
 
 
 # ---- a process set (issue 13) ------------------------------------------------
@@ -2289,6 +2361,7 @@ def screens():
             for fn in (more_keys, newuser, streams, signals, target_exits, tt_pane,
                        watch_target_exits):
                 scenario(fn, exe, workdir)
+            scenario(watch_give_up, want, exe, workdir)
             scenario(hostile, want, exe, workdir)
             scenario(procs_changes, want, exe, workdir)
             scenario(flame, want, exe, workdir, True)
