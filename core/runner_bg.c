@@ -181,9 +181,11 @@ runner_bg_give_up(struct runner_bg *bg)
 {
 	struct proto_msg none = { 0 };
 	char *cause = NULL;
-	int rc = fail(&cause, FP_ERR, "%s: the agent did not confirm the stop within %d s; its "
-	    "hooks go at the latest when flight_profiler leaves", bg->st->cmd,
-	    RUNNER_CANCEL_GRACE_MS / 1000);
+	/* What is true (tests/tui/tuitest.py's watch_give_up): the agent got the
+	 * cancel and honours it once the target lets it run, attached or not. */
+	int rc = fail(&cause, FP_ERR, "%s: the agent did not confirm the stop within %d s (the "
+	    "target may hold the GIL); it removes the hooks when it can run, at the latest when "
+	    "flight_profiler leaves", bg->st->cmd, RUNNER_CANCEL_GRACE_MS / 1000);
 
 	session_forget(bg->s, bg->id);
 	bg_finish(bg, rc, &none, cause);
