@@ -41,7 +41,8 @@ _TOOL_PREFERENCE = (4, 3, 5, 2, 1, 0)   # the named ids (debugger 0, coverage 1,
 
 class _Obs(object):
     """One observation: a code object watched for one enter/leave pair."""
-    __slots__ = ("fn", "code", "enter", "leave", "owner", "label", "resume", "fast")
+    __slots__ = ("fn", "code", "enter", "leave", "owner", "label", "resume", "fast",
+                 "slot_only")
 
     def __init__(self, fn, code, enter, leave):
         self.fn, self.code, self.enter, self.leave = fn, code, enter, leave
@@ -52,13 +53,16 @@ class _Obs(object):
         # do enter/leave's work themselves, when leave says it is watch's
         # common case (helper.py's _make_hooks).
         self.fast = getattr(leave, "_fp_fast", None) if _FAST_C else None
+        # A fast spec only vcall.c knows (monitor's): the code-level C
+        # callbacks build watch's records only.
+        self.slot_only = getattr(leave, "_fp_slot_only", False)
 
 
 def _fast_of(obs):
     """What the agent's C code (monfast.c) needs to do the work of a code's
     observations itself: the fast spec of the one observation when it is
     watch's common case; None, and the Python hooks run, otherwise."""
-    return obs[0].fast if len(obs) == 1 else None
+    return obs[0].fast if len(obs) == 1 and not obs[0].slot_only else None
 
 
 def _nested_code(code, name):

@@ -177,7 +177,8 @@ thread_ident(void)
 
 /*
  * Queue the record of a call that ended (ret, or exc with ret NULL), or
- * count a drop: helper.py's _make_hooks layout, (label, bound, t0, cost,
+ * count a drop: monitor's (index, cost, failed) for its spec (monitor.py,
+ * eight items), else helper.py's _make_hooks layout, (label, bound, t0, cost,
  * args, kwargs, ret, exc, stack, thread ident), kwargs empty (the
  * signature has none), no stack.  Built only when the queue has room, from the
  * arguments still held by the caller.  Never raises.
@@ -194,6 +195,16 @@ queue_record(PyFunctionObject *f, PyObject *fast, PyObject *const *argv, size_t 
 	if (len < 0 || max < 0 || len >= max) {
 		PyErr_Clear();
 		agent_count_drop(fast);
+		return;
+	}
+	if (PyTuple_GET_SIZE(fast) > 7) {	/* monitor's: (index, cost, failed) */
+		rec = Py_BuildValue("(OLO)", PyTuple_GET_ITEM(fast, 3), t1 - t0,
+		    ret != NULL ? Py_False : Py_True);
+		r = rec != NULL ? PyObject_CallOneArg(PyTuple_GET_ITEM(fast, 1), rec) : NULL;
+		Py_XDECREF(rec);
+		if (r == NULL)
+			PyErr_Clear();
+		Py_XDECREF(r);
 		return;
 	}
 	items[0] = Py_NewRef(PyTuple_GET_ITEM(fast, 3));

@@ -11,7 +11,8 @@
  * is not the interpreter's own is never inlined or specialized).  3.11
  * inlines every Python-to-Python call without looking at the slot, so it
  * keeps the __code__ trampoline.  observe.py picks this path for one
- * observation with a fast spec of a plain function (not a generator or
+ * observation with a fast spec (watch's and tt's records, monitor's
+ * figures) of a plain function (not a generator or
  * coroutine, not nested), whose signature has no keyword-only, *args or
  * **kwargs parameter; every other case keeps the code-level mechanisms.
  *
