@@ -71,6 +71,9 @@ const char *agent_py_version(void);
 void agent_py_run(struct agent_job *job);
 /* Forget what a closed connection kept (its console namespace). */
 void agent_py_drop_conn(uint64_t conn);
+/* In a child of os.fork(), GIL held: remove every instrumentation (watch,
+ * trace, tt, monitor), whose clients are the parent's. */
+void agent_py_child_reset(void);
 /* Raise KeyboardInterrupt in the worker running (conn, id): best effort. */
 void agent_py_interrupt(uint64_t conn, uint64_t id);
 /*

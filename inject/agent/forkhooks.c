@@ -7,9 +7,13 @@
  * A single-threaded program we attached to must not get that warning on
  * our account, so the agent registers with os.register_at_fork(): `before`
  * stops our threads (agent_park), `after_in_parent` starts them again with
- * the same socket and connections (agent_resume).  The child needs no
- * Python hook: server.c's pthread_atfork handler closes our descriptors
- * there for every fork(), os.fork() or not, and leaves the agent dormant.
+ * the same socket and connections (agent_resume).  server.c's
+ * pthread_atfork handler closes our descriptors in the child for every
+ * fork(), os.fork() or not, and leaves the agent dormant; `after_in_child`
+ * removes the hooks of every watch, trace, tt and monitor there (their
+ * clients are the parent's: nothing would ever read what they queue, and
+ * the child's calls would pay for them for good).  A fork() from C runs no
+ * Python hook: its child keeps them.
  *
  * When the threads are counted (Modules/posixmodule.c, os_fork_impl):
  * 3.12 warns before PyOS_AfterFork_Parent() runs the after_in_parent hooks;
@@ -78,11 +82,21 @@ after_fork_parent(PyObject *self, PyObject *unused)
 	Py_RETURN_NONE;
 }
 
+static PyObject *
+after_fork_child(PyObject *self, PyObject *unused)
+{
+	agent_py_child_reset();
+	Py_RETURN_NONE;
+}
+
 static PyMethodDef before_def = {
 	"_fp_before_fork", before_fork, METH_NOARGS, "park the flight_profiler agent",
 };
 static PyMethodDef after_def = {
 	"_fp_after_fork_parent", after_fork_parent, METH_NOARGS, "resume the flight_profiler agent",
+};
+static PyMethodDef child_def = {
+	"_fp_after_fork_child", after_fork_child, METH_NOARGS, "drop flight_profiler's hooks",
 };
 
 void
@@ -97,8 +111,9 @@ agent_py_install_fork_hooks(void)
 	if (!atomic_load(&installed) && (os = PyImport_ImportModule("os")) != NULL) {
 		reg = PyObject_GetAttrString(os, "register_at_fork");
 		args = PyTuple_New(0);
-		kw = Py_BuildValue("{s:N,s:N}", "before", PyCFunction_New(&before_def, NULL),
-		    "after_in_parent", PyCFunction_New(&after_def, NULL));
+		kw = Py_BuildValue("{s:N,s:N,s:N}", "before", PyCFunction_New(&before_def, NULL),
+		    "after_in_parent", PyCFunction_New(&after_def, NULL),
+		    "after_in_child", PyCFunction_New(&child_def, NULL));
 		if (reg != NULL && args != NULL && kw != NULL)
 			r = PyObject_Call(reg, args, kw);
 		atomic_store(&installed, r != NULL);

@@ -1132,6 +1132,14 @@ agent_py_drop_conn(uint64_t conn)
 }
 
 void
+agent_py_child_reset(void)
+{
+	if (helper != NULL)
+		Py_XDECREF(helper_call("reset_run", Py_BuildValue("(OO)", Py_None, Py_True)));
+	PyErr_Clear();
+}
+
+void
 agent_py_interrupt(uint64_t conn, uint64_t id)
 {
 	PyGILState_STATE g;

@@ -5,11 +5,13 @@ forked child can be attached on its own, with its own values."""
 
 import os
 import shutil
+import signal
+import subprocess
 import time
 
 import pytest
 
-from conftest import EXIT_OK, AGENT_TESTS, RawClient, agent_mappings
+from conftest import BINARY, EXIT_OK, AGENT_TESTS, RawClient, agent_mappings
 
 FORK_TARGET = os.path.join(AGENT_TESTS, "targets", "fork_target.py")
 WAIT = 30
@@ -18,11 +20,12 @@ WAIT = 30
 class Forker:
     """tests/agent/targets/fork_target.py, driven through its folder."""
 
-    def __init__(self, launch, python, folder, mode="main", allow_output=False):
+    def __init__(self, launch, python, folder, mode="main", allow_output=False, env=None):
         self.dir = str(folder)
         os.makedirs(self.dir)
+        env = dict(env or {}, FORK_DIR=self.dir, FORK_MODE=mode)
         self.target = launch(FORK_TARGET, python, expect_exit=True, allow_output=allow_output,
-                             env={"FORK_DIR": self.dir, "FORK_MODE": mode})
+                             env=env)
         self.pid = self.target.pid
         self.child = None
 
@@ -130,3 +133,29 @@ def test_multiprocessing_fork_child_is_attachable(python, launch, profiler, tmp_
     assert value(profiler, f.pid) == "VALUE: 'parent'"
     status, err = f.finish()
     assert status == 0 and err == ""
+
+
+def test_forked_child_drops_the_parents_watch(python, launch, profiler, tmp_path):
+    """A watch running in the parent when it forks: the child has none of
+    its hooks (its client is the parent's; nothing would read what they
+    queue, and the child's calls would pay for them for good), and the
+    parent's watch goes on until its client stops it."""
+    # allow_output: 3.12+ warns, the watch being a request in progress (README).
+    f = Forker(launch, python, tmp_path / "f", allow_output=True, env={"FORK_HOOKS": "1"})
+    hooks = 'execute "import __main__; print(__main__.hooks_left())"'
+    proc = subprocess.Popen([BINARY, str(f.pid), "--cmd", "watch __main__ add -n 1000000"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout.readline().startswith(b"Watching ")
+    watched = profiler.cmd(f.pid, hooks)
+    assert watched.code == EXIT_OK and watched.stdout != "[]\n", watched.describe()
+    child = f.fork()
+    r = profiler.cmd(child, hooks)
+    assert r.code == EXIT_OK and r.stdout == "[]\n", r.describe()
+    r = profiler.cmd(f.pid, hooks)
+    assert r.code == EXIT_OK and r.stdout == watched.stdout, r.describe()
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=WAIT)
+    r = profiler.cmd(f.pid, hooks)
+    assert r.code == EXIT_OK and r.stdout == "[]\n", r.describe()
+    status, _ = f.finish()
+    assert status == 0

@@ -10,6 +10,7 @@ Driven through files in the folder $FORK_DIR, never by signals:
     stop-child  appears: the child exits (status 0)
     stop        appears: the parent reaps the child, writes child.status
                 (the child's exit status) and exits 0
+With FORK_HOOKS=1, hooks_left() says what a watch of add() left.
 Prints nothing.  Runs on CPython 3.8 and later.
 """
 
@@ -20,6 +21,23 @@ import time
 VALUE = "parent"
 HERE = os.environ["FORK_DIR"]
 MODE = os.environ.get("FORK_MODE", "main")
+
+
+def add(a, b):
+    """Nothing calls it: a watch of it is only its hooks."""
+    return a + b
+
+
+# FORK_HOOKS=1: the originals, for hooks_left() (the watch test only, so the
+# other tests' program stays one that imports nothing special).
+if os.environ.get("FORK_HOOKS"):
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                    "targets"))
+    from _fptarget import hooks_snapshot, hooks_left as _hooks_left
+    ORIGINALS = hooks_snapshot(globals(), ["add"])
+
+    def hooks_left():
+        return _hooks_left(globals(), ORIGINALS)
 
 
 def wait_for(name):
