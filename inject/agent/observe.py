@@ -519,6 +519,12 @@ def _vc_install(o, nested):
     if (not _VC_C or o.fast is None or nested is not None or id(fn) in _vc or
             fn.__code__ is not o.code):
         return False
+    # A special method may be entered past the slot: 3.13's specialized
+    # call of a class runs its __init__'s code after checking the type
+    # only.  Those keep the code-level mechanisms, which see every call.
+    name = o.code.co_name
+    if name.startswith("__") and name.endswith("__"):
+        return False
     if not _fp_vc_hook(fn, o.fast):
         return False
     _vc[id(fn)] = o
