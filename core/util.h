@@ -53,8 +53,10 @@ int fail(char **cause, int status, const char *fmt, ...)
  * array goes through.
  */
 void array_reserve(void *array, size_t *alloc, size_t need, size_t size);
+/* The call only when it must grow: a sampler pushes thousands of times a tick. */
 #define ARRAY_PUSH(arr, n, alloc) \
-	(array_reserve(&(arr), &(alloc), (n) + 1, sizeof *(arr)), &(arr)[(n)++])
+	((size_t)(n) < (size_t)(alloc) ? (void)0 : array_reserve(&(arr), &(alloc), (n) + 1, sizeof *(arr)), \
+	    &(arr)[(n)++])
 
 /* A growable NUL-terminated string. */
 struct sbuf {
