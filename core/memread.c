@@ -11,6 +11,7 @@
 
 #define PAGE 4096u
 #define MEM_BATCH 1024	/* IOV_MAX on Linux */
+#define SMALL_BATCH 64	/* ranges of a batch kept on the stack */
 
 int
 mem_read(pid_t pid, uint64_t addr, void *buf, size_t len)
@@ -61,6 +62,12 @@ struct mem_cache {
 	size_t npending, apending;
 	unsigned epoch;		/* see mem_cache_expire() */
 	unsigned long reads;	/* system calls made, see mem_cache_reads() */
+	/*
+	 * The slot last found: a walk reads frame after frame from one page.
+	 * Trusted only while it still holds that page (a slot cleared or
+	 * claimed since holds 0 or another).
+	 */
+	struct mem_page *last;
 };
 
 struct mem_cache *
@@ -117,10 +124,12 @@ slot_of(struct mem_cache *mc, uint64_t page)
 	size_t s = (size_t)((page * 0x9e3779b97f4a7c15ull) >> 32) & (mc->nslots - 1);
 	struct mem_page *p;
 
+	if (mc->last != NULL && mc->last->page == page)
+		return mc->last;
 	/* At most half the slots are used, so an empty one is always found. */
 	while ((p = &mc->slots[s])->page != 0) {
 		if (p->page == page)
-			return p;
+			return mc->last = p;
 		s = (s + 1) & (mc->nslots - 1);
 	}
 	if (mc->used >= mc->max_pages)
@@ -130,7 +139,7 @@ slot_of(struct mem_cache *mc, uint64_t page)
 	p->page = page;
 	p->loaded = p->pending = p->live = false;
 	mc->inuse[mc->used++] = p;
-	return p;
+	return mc->last = p;
 }
 
 /*
@@ -239,9 +248,15 @@ read_batch_spans(struct mem_cache *mc, struct mem_page **batch, size_t n,
 {
 	size_t nspans = sp != NULL ? sp->n : 0, nafter = sp != NULL ? sp->nafter : 0;
 	size_t total = n + nspans + nafter, i;
-	struct iovec *local = xmalloc((total ? total : 1) * sizeof *local);
-	struct iovec *remote = xmalloc((total ? total : 1) * sizeof *remote);
-	bool *ok = xcalloc(total ? total : 1, sizeof *ok);
+	/* A sampler's batch, every tick, fits on the stack: no allocation. */
+	struct iovec slocal[SMALL_BATCH], sremote[SMALL_BATCH];
+	bool sok[SMALL_BATCH];
+	bool small = total <= SMALL_BATCH;
+	struct iovec *local = small ? slocal : xmalloc(total * sizeof *local);
+	struct iovec *remote = small ? sremote : xmalloc(total * sizeof *remote);
+	bool *ok = small ? sok : xmalloc(total * sizeof *ok);
+
+	memset(ok, 0, (total ? total : 1) * sizeof *ok);
 
 	for (i = 0; i < n; i++) {
 		local[i] = (struct iovec){ batch[i]->data, PAGE };
@@ -268,9 +283,11 @@ read_batch_spans(struct mem_cache *mc, struct mem_page **batch, size_t n,
 		sp->ok[i] = ok[n + i];
 	for (i = 0; i < nafter; i++)
 		sp->after_ok[i] = ok[n + nspans + i];
-	free(ok);
-	free(remote);
-	free(local);
+	if (!small) {
+		free(ok);
+		free(remote);
+		free(local);
+	}
 }
 
 static void
