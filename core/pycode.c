@@ -50,6 +50,18 @@ read_bytes(struct py_reader *r, uint64_t addr, size_t *lenp)
 	return buf;
 }
 
+/*
+ * A new serial for each reading of a code object, unique over every
+ * reader of this process: the same serial, the same strings.
+ */
+static uint64_t
+next_serial(void)
+{
+	static uint64_t serials;
+
+	return __atomic_add_fetch(&serials, 1, __ATOMIC_RELAXED);
+}
+
 void
 pycode_clear(struct code_info *c)
 {
@@ -63,13 +75,19 @@ pycode_clear(struct code_info *c)
 int
 pycode_line(const struct py_reader *r, struct code_info *c, int64_t offset)
 {
-	if (!c->line_known || c->line_at != offset) {
-		c->line = linetable_line(r->rt->off.version_hex, c->table, c->table_len,
-		    c->firstlineno, offset);
-		c->line_at = offset;
-		c->line_known = true;
-	}
-	return c->line;
+	unsigned i;
+
+	for (i = 0; i < c->nlines; i++)
+		if (c->line_at[i] == offset)
+			return c->line[i];
+	i = c->next_line;
+	c->next_line = (i + 1) % PYCODE_LINES;
+	if (c->nlines < PYCODE_LINES)
+		c->nlines++;
+	c->line_at[i] = offset;
+	c->line[i] = linetable_line(r->rt->off.version_hex, c->table, c->table_len,
+	    c->firstlineno, offset);
+	return c->line[i];
 }
 
 static size_t
@@ -174,6 +192,7 @@ pycode_get(struct py_reader *r, uint64_t addr)
 			r->ncodes++;
 		pycode_clear(c);
 		c->addr = addr;
+		c->serial = next_serial();
 		c->generation = r->generation;
 		return c;
 	}
@@ -188,6 +207,7 @@ pycode_get(struct py_reader *r, uint64_t addr)
 		r->ncodes++;
 	pycode_clear(c);
 	c->addr = addr;
+	c->serial = next_serial();
 	c->generation = r->generation;
 	c->p_filename = mem_field_u64(buf, o->code_filename);
 	c->p_name = mem_field_u64(buf, o->code_name);
@@ -277,30 +297,54 @@ codes_compare(struct py_reader *r, const uint64_t *codes, size_t n, const unsign
 	return changed;
 }
 
+/*
+ * Room for the spans of a sampler's tick on the caller's stack: it checks
+ * a few dozen code objects every tick, and allocating for them was a
+ * tenth of a tick's CPU with the other per-tick allocations.
+ */
+#define SPANS_SMALL	64
+#define SPAN_SMALL_LEN	64
+struct spans_room {
+	uint64_t addrs[SPANS_SMALL];
+	unsigned char buf[SPANS_SMALL * SPAN_SMALL_LEN];
+	bool ok[SPANS_SMALL];
+};
+
 /* The spans of codes[0..n) to read for codes_compare, into sp (freed by spans_free). */
 static void
-spans_of(struct py_reader *r, const uint64_t *codes, size_t n, struct mem_spans *sp)
+spans_of(struct py_reader *r, const uint64_t *codes, size_t n, struct mem_spans *sp,
+    struct spans_room *room)
 {
-	uint64_t *addrs = xmalloc((n ? n : 1) * sizeof *addrs);
+	uint64_t *addrs;
 	size_t i;
 	int64_t lo;
 
 	memset(sp, 0, sizeof *sp);
 	code_check_span(&r->rt->off, &lo, &sp->len);
+	if (n <= SPANS_SMALL && sp->len <= SPAN_SMALL_LEN) {
+		addrs = room->addrs;
+		sp->buf = room->buf;
+		sp->ok = room->ok;
+		memset(room->ok, 0, sizeof room->ok);
+	} else {
+		addrs = xmalloc((n ? n : 1) * sizeof *addrs);
+		sp->buf = xmalloc((n ? n : 1) * sp->len);
+		sp->ok = xcalloc(n ? n : 1, sizeof *sp->ok);
+	}
 	for (i = 0; i < n; i++)
 		addrs[i] = codes[i] + (uint64_t)lo;
 	sp->addrs = addrs;
 	sp->n = n;
-	sp->buf = xmalloc((n ? n : 1) * sp->len);
-	sp->ok = xcalloc(n ? n : 1, sizeof *sp->ok);
 }
 
 static void
-spans_free(struct mem_spans *sp)
+spans_free(struct mem_spans *sp, struct spans_room *room)
 {
-	free((void *)sp->addrs);
-	free(sp->buf);
-	free(sp->ok);
+	if (sp->addrs != room->addrs) {
+		free((void *)sp->addrs);
+		free(sp->buf);
+		free(sp->ok);
+	}
 	memset(sp, 0, sizeof *sp);
 }
 
@@ -308,15 +352,16 @@ size_t
 pycode_check(struct py_reader *r)
 {
 	struct mem_spans sp;
+	struct spans_room room;
 	size_t changed;
 
 	if (r->nunchecked == 0)
 		return 0;
-	spans_of(r, r->unchecked, r->nunchecked, &sp);
+	spans_of(r, r->unchecked, r->nunchecked, &sp, &room);
 	mem_read_spans(r->rt->pid, sp.addrs, sp.n, sp.len, sp.buf, sp.ok);
 	changed = codes_compare(r, r->unchecked, r->nunchecked, sp.buf, sp.ok, false);
 	r->nunchecked = 0;
-	spans_free(&sp);
+	spans_free(&sp, &room);
 	return changed;
 }
 
@@ -325,14 +370,15 @@ pycode_refresh(struct py_reader *r, const uint64_t *pages, size_t npages,
     const struct mem_range *after, size_t nafter, bool *after_ok)
 {
 	struct mem_spans sp;
+	struct spans_room room;
 
-	spans_of(r, r->used, r->nused, &sp);
+	spans_of(r, r->used, r->nused, &sp, &room);
 	sp.after = after;
 	sp.nafter = nafter;
 	sp.after_ok = after_ok;
 	mem_cache_refresh_spans(r->mc, pages, npages, &sp);
 	(void)codes_compare(r, r->used, r->nused, sp.buf, sp.ok, true);
-	spans_free(&sp);
+	spans_free(&sp, &room);
 }
 
 void

@@ -93,6 +93,7 @@ push_frame(struct py_reader *r, struct py_thread *t, size_t *alloc,
 	}
 	memset(f, 0, sizeof *f);
 	f->code = c->addr;
+	f->code_id = c->serial;
 	f->filename = c->s_filename;
 	f->name = c->s_name;
 	f->qualname = c->s_qualname;
@@ -143,6 +144,7 @@ struct walk {
 	uint64_t at;		/* the address it was seen at */
 	uint64_t *seen;		/* frames read, innermost first */
 	size_t nseen, aseen;
+	size_t aframes;		/* the room of t->frames, kept over tries */
 	/* what every read so far touched: re-read at once before a retry */
 	uint64_t *hint;
 	size_t nhint, ahint;
@@ -170,6 +172,14 @@ walk_note(struct walk *w, uint64_t addr, size_t len, bool frame)
 {
 	if (frame)
 		*ARRAY_PUSH(w->seen, w->nseen, w->aseen) = addr;
+	/*
+	 * The hint is a list of pages (mem_cache_refresh reads each once):
+	 * a range on the page noted last adds nothing, and a stack's frames
+	 * lie page after page.
+	 */
+	if (w->nhint >= 2 && (w->hint[w->nhint - 1] ^ addr) < 4096 &&
+	    (w->hint[w->nhint - 1] ^ (addr + len - 1)) < 4096)
+		return;
 	if (w->nhint < 256) {
 		*ARRAY_PUSH(w->hint, w->nhint, w->ahint) = addr;
 		*ARRAY_PUSH(w->hint, w->nhint, w->ahint) = addr + len - 1;
@@ -271,7 +281,7 @@ read_frame_objects(struct py_reader *r, struct py_thread *t, uint64_t frame,
 {
 	const struct py_offsets *o = &r->rt->off;
 	unsigned char buf[512];
-	size_t alloc = 0, fsize = (size_t)o->frame_size;
+	size_t fsize = (size_t)o->frame_size;
 	struct chain_guard g = { 0, 1, 0 };
 	uint64_t last = 0;
 
@@ -305,7 +315,7 @@ read_frame_objects(struct py_reader *r, struct py_thread *t, uint64_t frame,
 		if (o->version_hex >= 0x030A0000 && lasti >= 0)
 			lasti *= 2;	/* 3.10 counts instructions */
 		line = c->valid ? pycode_line(r, c, lasti) : 0;
-		push_frame(r, t, &alloc, c, line, true);
+		push_frame(r, t, &w->aframes, c, line, true);
 		last = frame;
 		frame = mem_field_u64(buf, o->frame_back);
 	}
@@ -462,7 +472,7 @@ read_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
 {
 	const struct py_offsets *o = &r->rt->off;
 	unsigned char buf[PYOFF_FRAME_SPAN];
-	size_t alloc = 0, fsize = (size_t)o->frame_size;
+	size_t fsize = (size_t)o->frame_size;
 	unsigned steps = 0;
 	struct chain_guard g = { 0, 1, 0 };
 	uint64_t last = 0, callee = 0;
@@ -545,7 +555,7 @@ read_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
 		if (addrq < -2 || addrq > (int64_t)PYCODE_MAX_TABLE * 8)
 			addrq = -1;
 		line = pycode_line(r, c, addrq < 0 ? -1 : addrq);
-		push_frame(r, t, &alloc, c, line, is_entry);
+		push_frame(r, t, &w->aframes, c, line, is_entry);
 		*base = frame;
 		frame = mem_field_u64(buf, o->frame_back);
 	}
@@ -684,7 +694,7 @@ read_thread_frames_once(struct py_reader *r, struct py_thread *t, unsigned depth
 	uint64_t frame, chunk = 0, base = 0;
 	struct dstack ds = { 0, 0 };
 
-	pyframes_free(t);
+	t->nframes = 0;	/* its room is kept: w->aframes */
 	free(t->error);
 	t->error = NULL;
 	w->torn = NULL;
@@ -852,9 +862,14 @@ post_keep(struct stack_hint *h, const struct walk *w)
 void
 pyframes_prefetch(struct py_reader *r, const uint64_t *pages, size_t npages)
 {
-	struct mem_range *rg = xmalloc((r->nhints * POST_RANGES + 1) * sizeof *rg);
-	bool *ok = xcalloc(r->nhints * POST_RANGES + 1, sizeof *ok);
-	size_t i, j, n = 0;
+	/* A few threads' checks fit on the stack: this runs every tick. */
+	struct mem_range srg[64];
+	bool sok[64];
+	size_t want = r->nhints * POST_RANGES + 1, i, j, n = 0;
+	struct mem_range *rg = want <= 64 ? srg : xmalloc(want * sizeof *rg);
+	bool *ok = want <= 64 ? sok : xmalloc(want * sizeof *ok);
+
+	memset(ok, 0, want * sizeof *ok);
 
 	/* The threads of the last snapshot: the others' ranges are of no use now. */
 	for (i = 0; i < r->nhints; i++) {
@@ -876,8 +891,10 @@ pyframes_prefetch(struct py_reader *r, const uint64_t *pages, size_t npages)
 		p->generation = r->generation;
 	}
 	r->batch_reads = mem_cache_reads(r->mc);
-	free(ok);
-	free(rg);
+	if (rg != srg) {
+		free(ok);
+		free(rg);
+	}
 }
 
 void
@@ -889,10 +906,18 @@ pyframes_read(struct py_reader *r, struct py_thread *t, unsigned depth)
 	uint64_t t0;
 
 	t->partial = false;
+	/* t->frames may hold an earlier read's frames: its room is unknown, start afresh */
+	pyframes_free(t);
 	if (h != NULL) {
 		w.hint = h->addrs;
 		w.nhint = w.ahint = h->n;
 		h->addrs = NULL;
+		/* A sampler reads the same stacks again: the last read's room, no growing. */
+		w.seen = h->seen;
+		w.aseen = h->aseen;
+		h->seen = NULL;
+		if (h->depth > 0)
+			array_reserve(&t->frames, &w.aframes, h->depth, sizeof *t->frames);
 	}
 	/*
 	 * Up to READ_ROUNDS rounds of r->tries reads.  On a loaded machine a
@@ -938,13 +963,16 @@ pyframes_read(struct py_reader *r, struct py_thread *t, unsigned depth)
 		if (h != NULL && t->stopped_read && w.torn != NULL)
 			h->stop_useless = true;
 	}
-	free(w.seen);
 	if (h != NULL) {
 		h->addrs = w.hint;
 		h->n = w.nhint;
+		h->seen = w.seen;
+		h->aseen = w.aseen;
+		h->depth = t->nframes;
 		post_keep(h, &w);
 	} else {
 		free(w.hint);
+		free(w.seen);
 	}
 	if (w.torn == NULL)
 		return;
@@ -968,6 +996,7 @@ pyframes_reader_free(struct py_reader *r)
 		pycode_clear(&r->codes[i]);
 	for (i = 0; i < r->nhints; i++) {
 		free(r->hints[i].addrs);
+		free(r->hints[i].seen);
 		free(r->hints[i].post);
 	}
 	free(r->hints);

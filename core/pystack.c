@@ -262,7 +262,7 @@ py_reader_snapshot(struct py_reader *r, const struct py_snapshot_opts *opts,
 	/* States first: once anything is stopped, every thread looks stopped. */
 	if (!no_proc && (rc = procfs_tids(pid, &tidv, &ntids, cause)) != FP_OK)
 		return rc;
-	tids = xcalloc(ntids, sizeof *tids);
+	tids = ntids > 0 ? xcalloc(ntids, sizeof *tids) : NULL;	/* a sampler's tick has none */
 	for (i = 0; i < ntids; i++) {
 		tids[i].tid = tidv[i];
 		/* The name comes with the state: one file per thread, not two. */

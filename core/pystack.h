@@ -41,6 +41,12 @@ struct py_frame {
 	 * loop: the boundary used to merge with native frames.
 	 */
 	bool entry;
+	/*
+	 * Unique in this process to one reading of one code object (its
+	 * names and file as read then; core/pycode.c); 0 when unknown.  A
+	 * profile keys frames by it without comparing names.
+	 */
+	uint64_t code_id;
 };
 
 struct native_frame {

@@ -25,6 +25,7 @@
  */
 struct code_info {
 	uint64_t addr;
+	uint64_t serial;	/* new at each reading of it: py_frame.code_id */
 	/* this code's strings copied into the current snapshot's arena */
 	unsigned snap_serial;
 	char *s_filename, *s_name, *s_qualname;
@@ -38,13 +39,18 @@ struct code_info {
 	uint8_t *table;
 	size_t table_len;
 	/*
-	 * The line of the offset last asked (pycode_line): a sampler meets
+	 * The lines of the last offsets asked (pycode_line): a sampler meets
 	 * the same frames at the same instructions tick after tick, and
-	 * decoding the table was a twentieth of its CPU.
+	 * decoding the table was a twentieth of its CPU.  Several: one code
+	 * object is often on a stack at a few offsets at once (a recursion
+	 * calls itself from one place and works at another).  Entry i is
+	 * known when i < nlines; they live as long as the table they were
+	 * decoded from (pycode_clear forgets them).
 	 */
-	bool line_known;
-	int64_t line_at;
-	int line;
+#define PYCODE_LINES	4
+	unsigned nlines, next_line;
+	int64_t line_at[PYCODE_LINES];
+	int line[PYCODE_LINES];
 };
 
 struct py_reader {
@@ -119,6 +125,9 @@ struct py_reader {
 		 * struct post_read): a sampler's next batch reads them again.
 		 */
 		struct post_read *post;
+		/* scratch kept between its reads: the frames seen, the depth last read */
+		uint64_t *seen;
+		size_t aseen, depth;
 	} *hints;
 	size_t nhints, ahints;
 	/* mem_cache_reads() right after a sampler's batch (pyframes_prefetch) */
