@@ -93,6 +93,11 @@ profile_free(struct profile *p)
 	free(p->names);
 	free(p->children);
 	free(p->path);
+	free(p->ids);
+	free(p->last_path);
+	free(p->last_node);
+	free(p->last_code);
+	free(p->path_code);
 	free(p);
 }
 
@@ -160,8 +165,17 @@ static uint32_t
 py_frame_id(struct profile *p, const struct py_frame *f)
 {
 	const char *name = f->qualname != NULL ? f->qualname : f->name;
-	struct profile_slot *sl = slot_find(&p->codes, &p->acodes, &p->ncodes, f->code);
+	struct profile_slot *sl, *byid = NULL;
 	uint32_t id;
+
+	if (f->code_id != 0) {
+		byid = slot_find(&p->ids, &p->aids, &p->nids, f->code_id);
+		if (byid->key != 0)
+			return byid->value;
+		byid->key = f->code_id;
+		p->nids++;
+	}
+	sl = slot_find(&p->codes, &p->acodes, &p->ncodes, f->code);
 
 	if (sl->key != 0) {
 		const struct profile_frame *fr = &p->frames[sl->value];
@@ -169,14 +183,16 @@ py_frame_id(struct profile *p, const struct py_frame *f)
 		/* The interned strings are escaped: compare only the plain ones. */
 		if (fr->file != NULL && f->filename != NULL && strcmp(fr->name, name) == 0 &&
 		    strcmp(fr->file, f->filename) == 0)
-			return sl->value;
-	}
-	id = intern(p, name, f->filename, f->line, false, false);
-	if (sl->key == 0) {
+			id = sl->value;
+		else
+			id = sl->value = intern(p, name, f->filename, f->line, false, false);
+	} else {
+		id = sl->value = intern(p, name, f->filename, f->line, false, false);
 		sl->key = f->code != 0 ? f->code : 1;
 		p->ncodes++;
 	}
-	sl->value = id;
+	if (byid != NULL)
+		byid->value = id;
 	return id;
 }
 
@@ -203,10 +219,18 @@ child_of(struct profile *p, uint32_t parent, uint32_t frame)
 }
 
 static void
-path_push(struct profile *p, size_t *n, uint32_t id)
+path_push_code(struct profile *p, size_t *n, uint32_t id, uint64_t code_id)
 {
 	array_reserve(&p->path, &p->apath, *n + 1, sizeof *p->path);
+	array_reserve(&p->path_code, &p->apath_code, *n + 1, sizeof *p->path_code);
+	p->path_code[*n] = code_id;
 	p->path[(*n)++] = id;
+}
+
+static void
+path_push(struct profile *p, size_t *n, uint32_t id)
+{
+	path_push_code(p, n, id, 0);
 }
 
 static void
@@ -214,8 +238,15 @@ push_segment(struct profile *p, size_t *n, const struct py_thread *t, size_t *in
 {
 	/* Python frames outer..*inner, in calling order (frames[] is innermost first). */
 	while (outer > *inner) {
-		outer--;
-		path_push(p, n, py_frame_id(p, &t->frames[outer]));
+		const struct py_frame *f = &t->frames[--outer];
+		uint32_t id;
+
+		/* The same reading of a code object as the last path's here: the same id. */
+		if (f->code_id != 0 && *n < p->nlast && p->last_code[*n] == f->code_id)
+			id = p->last_path[*n];
+		else
+			id = py_frame_id(p, f);
+		path_push_code(p, n, id, f->code_id);
 	}
 }
 
@@ -282,11 +313,25 @@ profile_add_in(struct profile *p, const char *process, const struct sample *s)
 	}
 	p->nodes[0].total++;
 	p->nodes[0].total_ns += s->weight_ns;
+	/* The prefix shared with the last sample's path has the same nodes: no lookups. */
+	array_reserve(&p->last_path, &p->alast, n, sizeof *p->last_path);
+	array_reserve(&p->last_node, &p->alast_node, n, sizeof *p->last_node);
+	array_reserve(&p->last_code, &p->alast_code, n, sizeof *p->last_code);
 	for (i = 0; i < n; i++) {
-		node = child_of(p, node, p->path[i]);
+		if (i < p->nlast && p->last_path[i] == p->path[i]) {
+			node = p->last_node[i];
+			p->last_code[i] = p->path_code[i];
+		} else {
+			node = child_of(p, node, p->path[i]);
+			p->nlast = i;	/* what follows differs */
+			p->last_path[i] = p->path[i];
+			p->last_node[i] = node;
+			p->last_code[i] = p->path_code[i];
+		}
 		p->nodes[node].total++;
 		p->nodes[node].total_ns += s->weight_ns;
 	}
+	p->nlast = n;
 	p->nodes[node].self++;
 	p->nodes[node].self_ns += s->weight_ns;
 }

@@ -53,6 +53,17 @@ struct profile {
 	size_t acodes, ncodes, anames, nnames, achildren, nchildren;
 	uint32_t *path;
 	size_t apath;
+	/*
+	 * Python frames by py_frame.code_id (one reading of one code object:
+	 * its strings cannot differ), and the last sample's path and nodes:
+	 * a sampler adds the same stack, or one sharing a long prefix with
+	 * the last, again and again.
+	 */
+	struct profile_slot *ids;
+	size_t aids, nids;
+	uint32_t *last_path, *last_node;
+	uint64_t *last_code, *path_code;	/* code_id of each entry, 0 if none */
+	size_t nlast, alast, alast_node, alast_code, apath_code;
 };
 
 struct profile *profile_new(bool by_thread);
