@@ -221,8 +221,10 @@ child_of(struct profile *p, uint32_t parent, uint32_t frame)
 static void
 path_push_code(struct profile *p, size_t *n, uint32_t id, uint64_t code_id)
 {
-	array_reserve(&p->path, &p->apath, *n + 1, sizeof *p->path);
-	array_reserve(&p->path_code, &p->apath_code, *n + 1, sizeof *p->path_code);
+	if (*n >= p->apath || *n >= p->apath_code) {
+		array_reserve(&p->path, &p->apath, *n + 1, sizeof *p->path);
+		array_reserve(&p->path_code, &p->apath_code, *n + 1, sizeof *p->path_code);
+	}
 	p->path_code[*n] = code_id;
 	p->path[(*n)++] = id;
 }
