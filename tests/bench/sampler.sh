@@ -5,6 +5,13 @@
 #                thread 12 and 30 frames deep, at 1 kHz: reading and waiting
 #                for the next tick (a wake-up costs this VM 14-25 us)
 #   read(30)     of that, the read alone (measured on one tick in 16)
+#   b2b(12/30)   the read alone with reads back to back (100 kHz asked:
+#                the waits are spun, not slept), the median of B2B_RUNS
+#                runs of 1 s, the binaries' runs interleaved: the
+#                sampler's own cost, without the cold caches after each
+#                sleep that dominate at 1 kHz.  (Its CPU per read there
+#                would be the period's: a read shorter than the period
+#                spins the rest.)
 #   max rate     the highest rate achieved (1 kHz .. 100 kHz asked) with
 #                under 1 % torn and no failed reads, on the 30-deep thread
 #   torn         torn reads at that rate
@@ -47,14 +54,31 @@ field() {	# $1 = perl-ish regex with one group, on stdin
 perf_run() {	# $1 rate $2 seconds; prints the summary line
 	"$run_bin" "$target" --cmd "perf -r $1 -d $2 --idle -f $out/p.collapsed" 2>&1
 }
+
+B2B_RUNS=${B2B_RUNS:-5}
+median() {	# numbers on stdin
+	sort -n | awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else print v[int((NR + 1) / 2)] }'
+}
+
+b2b() {	# back-to-back read alone of $bin and $baseline: sets b2b_this, b2b_base
+	rm -f "$out/b2b.this" "$out/b2b.base"
+	for _ in $(seq "$B2B_RUNS"); do
+		run_bin=$bin; perf_run 100000 1 | field ' (\([0-9.]*\) reading' >>"$out/b2b.this"
+		[ -z "$baseline" ] || { run_bin=$baseline; perf_run 100000 1 |
+		    field ' (\([0-9.]*\) reading' >>"$out/b2b.base"; }
+	done
+	b2b_this=$(median <"$out/b2b.this")
+	b2b_base=-
+	[ -z "$baseline" ] || b2b_base=$(median <"$out/b2b.base")
+}
 baseline=${FP_BENCH_BASELINE:-}
 [ -z "$baseline" ] || [ -x "$baseline" ] || { echo "FP_BENCH_BASELINE: no binary $baseline" >&2; exit 1; }
 
 echo "machine: $(uname -srm), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "budgets: <= 5 us CPU/sample at 30 deep on 3.11+ (<= 10 us on 3.8-3.10), >= 100 kHz"
 echo "         sustained on 3.11+, torn <= 0.1 %, target slowdown at 1 kHz <= 1 %"
-printf '%-8s %-9s %12s %12s %10s %10s %9s\n' python build "us/smp(12)" "us/smp(30)" "read(30)" \
-    "max kHz" "torn %"
+printf '%-8s %-9s %10s %10s %9s %8s %8s %8s %7s\n' python build "us/smp(12)" "us/smp(30)" \
+    "read(30)" "b2b(12)" "b2b(30)" "max kHz" "torn %"
 for py in "$@"; do
 	version=$("$py" -c 'import platform; print(platform.python_version())')
 	# Each binary on the same target, one after the other, for each part.
@@ -62,8 +86,11 @@ for py in "$@"; do
 	c12=$(run_bin=$bin; perf_run 1000 1 | field ', \([0-9.]*\) us CPU per read')
 	b12=-
 	[ -z "$baseline" ] || b12=$(run_bin=$baseline; perf_run 1000 1 | field ', \([0-9.]*\) us CPU per read')
+	b2b
+	bb12_this=$b2b_this bb12_base=$b2b_base
 	stop
 	start "$py" deep 30
+	b2b
 	for run_bin in "$bin" $baseline; do
 		line=$(perf_run 1000 1)
 		c30=$(echo "$line" | field ', \([0-9.]*\) us CPU per read')
@@ -79,13 +106,13 @@ for py in "$@"; do
 			if [ "$ok" = 1 ]; then best=$hz torn=$tp; fi
 		done
 		if [ "$run_bin" = "$bin" ]; then
-			build=this smp12=$c12
+			build=this smp12=$c12 bb12=$bb12_this bb30=$b2b_this
 		else
-			build=baseline smp12=$b12
+			build=baseline smp12=$b12 bb12=$bb12_base bb30=$b2b_base
 		fi
-		printf '%-8s %-9s %12s %12s %10s %10s %9s\n' "$version" "$build" "$smp12" "$c30" \
-		    "${r30:--}" \
-		    "$(awk -v b="$best" 'BEGIN { printf "%g", b / 1000 }')" "$torn"
+		printf '%-8s %-9s %10s %10s %9s %8s %8s %8s %7s\n' "$version" "$build" "$smp12" "$c30" \
+		    "${r30:--}" "$bb12" "$bb30" \
+		    "$(awk -v b="$best" 'BEGIN { printf "%.1f", b / 1000 }')" "$torn"
 	done
 	stop
 done
