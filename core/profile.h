@@ -57,7 +57,10 @@ struct profile {
 	 * Python frames by py_frame.code_id (one reading of one code object:
 	 * its strings cannot differ), and the last sample's path and nodes:
 	 * a sampler adds the same stack, or one sharing a long prefix with
-	 * the last, again and again.
+	 * the last, again and again.  Both are keyed by what the sample
+	 * being added says: a frame id by its code_id (which names one set
+	 * of strings for ever), a node by the ids of its whole path from the
+	 * root (nodes are never removed, and one path has one node).
 	 */
 	struct profile_slot *ids;
 	size_t aids, nids;

@@ -45,7 +45,12 @@ struct code_info {
 	 * object is often on a stack at a few offsets at once (a recursion
 	 * calls itself from one place and works at another).  Entry i is
 	 * known when i < nlines; they live as long as the table they were
-	 * decoded from (pycode_clear forgets them).
+	 * decoded from (pycode_clear forgets them).  Sound without reading
+	 * the table again: a frame is still read whole every tick, and
+	 * what it says now -- this code object (its entry validated for
+	 * this snapshot, or read anew with a new serial) at this offset --
+	 * is the key; a line is a function of the two.  Nothing of a frame
+	 * is taken from an earlier tick.
 	 */
 #define PYCODE_LINES	4
 	unsigned nlines, next_line;
