@@ -509,7 +509,7 @@ attach_agent(pid_t pid, enum attach_mode mode, unsigned python_hex, struct sessi
 	 * A running agent answers: never load it twice.  Only looking (for
 	 * `stack`'s thread names), do not wait long for a wedged one.
 	 */
-	rc = connect_agent(pid, mode == ATTACH_EXISTING ? 500 : SESSION_HANDSHAKE_MS, s, &nobody,
+	rc = connect_agent(pid, mode == ATTACH_LOAD ? SESSION_HANDSHAKE_MS : 500, s, &nobody,
 	    &why);
 	if (rc == FP_OK || !nobody) {
 		if (rc != FP_OK)
@@ -518,6 +518,10 @@ attach_agent(pid_t pid, enum attach_mode mode, unsigned python_hex, struct sessi
 	}
 	if (!procfs_exists(pid)) {
 		rc = fail(cause, FP_ENOPROC, "no process with pid %d", (int)pid);
+		goto out;
+	}
+	if (mode == ATTACH_IF_RUNNING) {
+		rc = FP_OK;	/* *s NULL: none runs */
 		goto out;
 	}
 	if (mode == ATTACH_EXISTING) {

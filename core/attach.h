@@ -57,6 +57,7 @@ void attach_set_loader(const struct attach_loader *loader);
 
 enum attach_mode {
 	ATTACH_EXISTING,	/* only connect to an agent already running */
+	ATTACH_IF_RUNNING,	/* as EXISTING, but none running is FP_OK with *s NULL */
 	ATTACH_LOAD,		/* connect, or load the agent if there is none */
 };
 

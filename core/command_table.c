@@ -143,7 +143,7 @@ static struct cmd_spec cmd_getglobal = {
 	.summary = "show a module global or a class's static field (loads the agent)",
 	.params = getglobal_params, .nparams = FP_NELEM(getglobal_params),
 	.options = getglobal_options, .noptions = FP_NELEM(getglobal_options),
-	.flags = CMD_SET_ALL | CMD_JSON_ANSWER,
+	.flags = CMD_SET_ALL | CMD_JSON_ANSWER | CMD_AGENT,
 	.run = runner_cmd_getglobal,
 };
 
@@ -208,7 +208,7 @@ static struct cmd_spec cmd_vmtool = {
 	.options = vmtool_options, .noptions = FP_NELEM(vmtool_options),
 	.check = vmtool_check,
 	.params_with = "--class",
-	.flags = CMD_SET_ALL | CMD_JSON_ANSWER,
+	.flags = CMD_SET_ALL | CMD_JSON_ANSWER | CMD_AGENT,
 	.run = runner_cmd_vmtool,
 };
 
@@ -223,7 +223,7 @@ static struct cmd_spec cmd_module = {
 	.summary = "which imported module a source file is, e.g. from a traceback (loads the agent)",
 	.params = module_params, .nparams = FP_NELEM(module_params),
 	.run = runner_cmd_module,
-	.flags = CMD_JSON_ANSWER,
+	.flags = CMD_JSON_ANSWER | CMD_AGENT,
 };
 
 /* ---- console, execute ----------------------------------------------------------- */
@@ -615,7 +615,7 @@ static struct cmd_spec cmd_mem_summary = {
 	.usage = "[--limit N] [--order descending|ascending] [--all]",
 	.summary = "memory by type: object count and total size",
 	.options = mem_summary_options, .noptions = FP_NELEM(mem_summary_options),
-	.flags = CMD_SET_ALL | CMD_JSON_ANSWER,
+	.flags = CMD_SET_ALL | CMD_JSON_ANSWER | CMD_AGENT,
 	.run = runner_cmd_mem_summary,
 };
 
@@ -631,7 +631,7 @@ static struct cmd_spec cmd_mem_diff = {
 	.usage = "[--interval SECONDS] [--limit N] [--order descending|ascending]",
 	.summary = "what grew between two snapshots, by type",
 	.options = mem_diff_options, .noptions = FP_NELEM(mem_diff_options),
-	.flags = CMD_JSON_ANSWER,
+	.flags = CMD_JSON_ANSWER | CMD_AGENT,
 	.run = runner_cmd_mem_diff,
 };
 
@@ -654,7 +654,7 @@ static struct cmd_spec cmd_mem_sites = {
 	.summary = "allocation sites (file:line) through tracemalloc, and what grew",
 	.params = mem_sites_params, .nparams = FP_NELEM(mem_sites_params),
 	.options = mem_sites_options, .noptions = FP_NELEM(mem_sites_options),
-	.flags = CMD_JSON_ANSWER,
+	.flags = CMD_JSON_ANSWER | CMD_AGENT,
 	.run = runner_cmd_mem_sites,
 };
 
@@ -662,7 +662,7 @@ static struct cmd_spec cmd_mem_rss = {
 	.name = "mem rss",
 	.usage = "",
 	.summary = "RSS, the Python allocator's arenas and the gap between them",
-	.flags = CMD_JSON_ANSWER,
+	.flags = CMD_JSON_ANSWER | CMD_AGENT,
 	.run = runner_cmd_mem_rss,
 };
 
@@ -695,7 +695,7 @@ static struct cmd_spec cmd_torch_profile = {
 	.summary = "profile the next call with torch.profiler",
 	.params = observed_params, .nparams = FP_NELEM(observed_params),
 	.options = torch_profile_options, .noptions = FP_NELEM(torch_profile_options),
-	.flags = CMD_JSON_STREAM,
+	.flags = CMD_JSON_STREAM | CMD_AGENT,
 	.run = runner_cmd_torch_profile,
 };
 
@@ -729,7 +729,7 @@ static struct cmd_spec cmd_torch_memory = {
 	.options = torch_memory_options, .noptions = FP_NELEM(torch_memory_options),
 	.check = torch_memory_check,
 	.params_with = "--record",
-	.flags = CMD_JSON_STREAM,
+	.flags = CMD_JSON_STREAM | CMD_AGENT,
 	.run = runner_cmd_torch_memory,
 };
 
@@ -746,7 +746,7 @@ static struct cmd_spec cmd_torch_modules = {
 	.usage = "[-n N] [--filter REGEX] [--timeout SECONDS]",
 	.summary = "per nn.Module: forward and backward time and memory, over N steps",
 	.options = torch_modules_options, .noptions = FP_NELEM(torch_modules_options),
-	.flags = CMD_JSON_STREAM,
+	.flags = CMD_JSON_STREAM | CMD_AGENT,
 	.run = runner_cmd_torch_modules,
 };
 

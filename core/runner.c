@@ -355,9 +355,16 @@ runner_call(struct runner *r, const char *cmd, json_t *args, int timeout_ms, str
 	rc = session_call(s, cmd, args, timeout_ms, NULL, NULL, end, cause);
 	if (rc != FP_OK && rc != FP_EUSAGE)
 		runner_agent_failed(r, rc);
-	else if (rc == FP_OK && r->io.answer != NULL)
-		r->io.answer(r->io.ctx, cmd, end);
+	else if (rc == FP_OK)
+		runner_answer(r, cmd, end);
 	return rc;
+}
+
+void
+runner_answer(struct runner *r, const char *cmd, const struct proto_msg *end)
+{
+	if (r->io.answer != NULL)
+		r->io.answer(r->io.ctx, cmd, end);
 }
 
 /* ---- getglobal, vmtool, module --------------------------------------------- */

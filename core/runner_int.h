@@ -32,6 +32,8 @@ int runner_write_file(const char *path, const char *text, char **cause);
 /* Send cmd (steals args), wait for its end (no events); loads the agent if needed. */
 int runner_call(struct runner *r, const char *cmd, json_t *args, int timeout_ms,
     struct proto_msg *end, char **cause);
+/* Hand an agent's end (or one made for it) to the front end's runner_io.answer. */
+void runner_answer(struct runner *r, const char *cmd, const struct proto_msg *end);
 /* The status and "cmd: message" of a failed end. */
 int runner_end_failure(const struct proto_msg *end, const char *cmd, char **cause);
 

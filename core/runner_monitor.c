@@ -104,10 +104,27 @@ runner_cmd_reset(void *ctx, const struct cmd_request *req, struct sbuf *out, cha
 {
 	struct runner *r = ctx;
 	struct proto_msg end;
-	json_t *args = json_object(), *removed, *v;
+	struct session *s;
+	json_t *args, *removed, *v;
 	size_t i;
 	int rc;
 
+	/* No agent, nothing observed: reset never loads one to say so. */
+	if ((rc = runner_agent(r, ATTACH_IF_RUNNING, &s, cause)) != FP_OK)
+		return rc;
+	if (s == NULL) {
+		/* The answer an agent with nothing observed gives, and why. */
+		memset(&end, 0, sizeof end);
+		end.type = PROTO_END;
+		end.ok = true;
+		end.data = end.root = json_pack("{s:[],s:b}", "removed", "agent", 0);
+		runner_answer(r, "reset", &end);
+		proto_msg_clear(&end);
+		sbuf_addf(out, "reset: nothing was observed (no agent runs in process %d)\n",
+		    (int)runner_pid(r));
+		return FP_OK;
+	}
+	args = json_object();
 	json_object_set_new(args, "all", json_boolean(command_opt(req, "--all") != NULL));
 	if ((rc = runner_call(r, "reset", args, 30000, &end, cause)) != FP_OK)
 		return rc;

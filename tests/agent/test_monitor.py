@@ -1,15 +1,17 @@
 """monitor and reset against real processes, every configured interpreter:
 per-cycle figures that add up (calls = successes + failures, min <= avg <=
 max, p99 between min and max), -n cycles, -E; reset of this client on the
-same connection, reset --all of every client; after each, nothing of ours
+same connection, reset without an agent (loads none), reset --all of every client; after each, nothing of ours
 is left in the target (tests/agent/targets/watch_target.py's hooks_left:
 code objects and attributes the originals, no sys.monitoring tool id)."""
 
+import json
+import os
 import re
 import signal
 import subprocess
 
-from conftest import BINARY, EXIT_OK, RawClient
+from conftest import BINARY, EXIT_OK, RawClient, agent_dir, agent_mappings
 from test_watch import WATCH_TARGET, hooks_left, ok
 
 ROW = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) +(\d+) +(\d+) +(\d+) +(\d+\.\d)% +"
@@ -49,6 +51,20 @@ def test_monitor_cycles_add_up(profiler, launch, python):
     assert profiler.cmd(t.pid, "monitor __main__ Calc nope").error_line().startswith(
         "flight_profiler: monitor: method 'nope' not found in class 'Calc' of module '__main__'")
     assert hooks_left(profiler, t.pid) == "[]"
+
+
+def test_reset_never_loads_the_agent(profiler, launch, python):
+    """With no agent in the process nothing is observed: reset says so,
+    in text and in JSON, and loads nothing to find it out."""
+    t = launch(WATCH_TARGET, python)
+    for args in (["reset"], ["reset", "-a"]):
+        out = ok(profiler.cmd(t.pid, " ".join(args)))
+        assert out == "reset: nothing was observed (no agent runs in process %d)\n" % t.pid, out
+    r = profiler.run(t.pid, "--json", "--cmd", "reset")
+    assert r.code == EXIT_OK, r.describe()
+    rec = json.loads(r.stdout)
+    assert rec["type"] == "answer" and rec["data"] == {"removed": [], "agent": False}, rec
+    assert not os.path.exists(agent_dir(t.pid)) and not agent_mappings(t.pid)
 
 
 def test_reset_this_client_and_every_client(profiler, launch, python):

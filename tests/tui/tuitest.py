@@ -1096,7 +1096,19 @@ def watch_pane(version, exe, workdir):
     gives its pane back on Esc too."""
     name = "CPython %s watch pane" % version
     with watch_target_tui(exe, workdir, name) as (target, s, tmux):
-        # The agent is not there yet: :watch asks before loading it; n loads nothing.
+        # The agent is not there yet: :reset loads none and says so; :getglobal
+        # asks, as :watch does below; n loads nothing.
+        tui_command(s, "reset")
+        sc = s.wait(has("reset: nothing was observed (no agent runs in process"), ":reset")
+        tui_command(s, "getglobal __main__ TAKEN")
+        asked = s.wait(has("Load the agent", "[y/N]"), "the question") is not None
+        s.tmux.keys("n")
+        sc2 = s.wait(has("getglobal: not run, the agent was not loaded"), "no")
+        TAP.ok(sc is not None and asked and sc2 is not None
+               and not os.path.exists("/tmp/.flight_profiler-%d" % target.pid)
+               and not agent_libraries(target.pid),
+               "%s: :reset loads no agent to find nothing observed; :getglobal asks first, "
+               "n loads nothing" % name, tmux.capture())
         tui_command(s, "watch __main__ add --expr args,return_obj -n 3")
         asked = s.wait(has("Load the agent", "/tmp/.flight_profiler-", "[y/N]"), "the question")
         asked = asked and "/tmp/.flight_profiler-%d " % target.pid in tmux.capture()

@@ -1401,6 +1401,13 @@ test_background(void)
 	    (command_find("monitor")->flags & CMD_AGENT) && (command_find("tt")->flags & CMD_AGENT) &&
 	    !(command_find("stack")->flags & CMD_AGENT),
 	    "watch, trace, monitor and tt load the agent: the TUI asks first");
+	ok((command_find("getglobal")->flags & CMD_AGENT) && (command_find("vmtool")->flags & CMD_AGENT) &&
+	    (command_find("module")->flags & CMD_AGENT) &&
+	    (command_find("mem summary")->flags & CMD_AGENT) &&
+	    (command_find("mem rss")->flags & CMD_AGENT) &&
+	    (command_find("torch modules")->flags & CMD_AGENT) &&
+	    !(command_find("reset")->flags & CMD_AGENT) && !(command_find("perf")->flags & CMD_AGENT),
+	    "getglobal, vmtool, module, mem and torch load the agent too; reset and perf never do");
 }
 
 int
