@@ -705,6 +705,8 @@ def _watch_loop(w, spec, exprs, filt, matched, labels, record, cancelled):
     reported_drops = 0
     for call in observed_calls(w, cancelled, lambda: shown < limit, _WATCH_SHARE):
         label, bound, t0, cost, args, kwargs, ret, exc, stack, ident = call
+        if kwargs is None:   # the C paths' "no keywords"
+            kwargs = {}
         if exc is not None and only_ok:
             continue
         if exc is None and only_exc and cost is not None:

@@ -38,6 +38,93 @@
 #endif
 
 
+void
+agent_count_drop(PyObject *fast)
+{
+	PyObject *drops = PyTuple_GET_SIZE(fast) > 6 ? PyTuple_GET_ITEM(fast, 6) : NULL;
+
+	/* A watch's C count: 8 bytes its dropped property adds (helper.py). */
+	if (drops != NULL && PyByteArray_Check(drops) && PyByteArray_GET_SIZE(drops) == 8)
+		(*(long long *)PyByteArray_AS_STRING(drops))++;
+}
+
+bool
+agent_queue_full(PyObject *fast)
+{
+	Py_ssize_t max = PyLong_AsSsize_t(PyTuple_GET_ITEM(fast, 2));
+	Py_ssize_t len = PyObject_Length(PyTuple_GET_ITEM(fast, 0));
+
+	if (len >= 0 && max >= 0 && len < max)
+		return false;
+	PyErr_Clear();
+	agent_count_drop(fast);
+	return true;
+}
+
+/* The calling thread's ident as an int, the last one kept (GIL held). */
+static PyObject *
+thread_ident(void)
+{
+	static unsigned long last;
+	static PyObject *obj;
+	unsigned long id = PyThread_get_thread_ident();
+
+	if (obj == NULL || id != last) {
+		PyObject *n = PyLong_FromUnsignedLong(id);
+
+		if (n == NULL)
+			return NULL;
+		Py_XSETREF(obj, n);
+		last = id;
+	}
+	return Py_NewRef(obj);
+}
+
+void
+agent_queue_call(PyObject *fast, PyObject *args, PyObject *kwargs, long long t0, long long t1,
+    PyObject *ret, PyObject *exc)
+{
+	PyObject *items[10] = {
+		Py_NewRef(PyTuple_GET_ITEM(fast, 3)), Py_NewRef(PyTuple_GET_ITEM(fast, 4)),
+		PyLong_FromLongLong(t0), PyLong_FromLongLong(t1 - t0), args, kwargs,
+		Py_NewRef(ret != NULL ? ret : Py_None), Py_NewRef(exc != NULL ? exc : Py_None),
+		Py_NewRef(Py_None), thread_ident(),
+	};
+	PyObject *rec = NULL, *r = NULL;
+	int i;
+
+	for (i = 0; i < 10 && items[i] != NULL; i++)
+		;
+	if (i == 10 && (rec = PyTuple_New(10)) != NULL) {
+		for (i = 0; i < 10; i++)
+			PyTuple_SET_ITEM(rec, i, items[i]);
+		/* Only the agent holds it and its consumers unpack it: in no
+		 * cycle, so out of the collector's sight, which would otherwise
+		 * traverse the thousands a queue holds at every collection of
+		 * the program.  What it holds stays tracked. */
+		PyObject_GC_UnTrack(rec);
+		r = PyObject_CallOneArg(PyTuple_GET_ITEM(fast, 1), rec);
+		Py_DECREF(rec);
+	} else {
+		for (i = 0; i < 10; i++)
+			Py_XDECREF(items[i]);
+	}
+	if (r == NULL)
+		PyErr_Clear();
+	Py_XDECREF(r);
+}
+
+void
+agent_exc_fetch(PyObject **type, PyObject **value, PyObject **tb)
+{
+	PyErr_Fetch(type, value, tb);
+	PyErr_NormalizeException(type, value, tb);
+	if (*tb != NULL && *value != NULL)
+		PyException_SetTraceback(*value, *tb);
+}
+
+#if PY_VERSION_HEX >= 0x030C0000
+
 /*
  * A call's record, begun at its start: helper.py's _make_hooks layout,
  * (label, bound, t0, cost, args, kwargs, ret, exc, stack, thread ident),
@@ -65,25 +152,6 @@ record_begin(PyObject *fast, PyObject *args, PyObject *kwargs)
 		PyTuple_SET_ITEM(rec, i, Py_NewRef(items[i]));
 	Py_DECREF(t0);
 	return rec;
-}
-
-void
-agent_count_drop(PyObject *fast)
-{
-	PyObject *drops = PyTuple_GET_SIZE(fast) > 6 ? PyTuple_GET_ITEM(fast, 6) : NULL;
-
-	/* A watch's C count: 8 bytes its dropped property adds (helper.py). */
-	if (drops != NULL && PyByteArray_Check(drops) && PyByteArray_GET_SIZE(drops) == 8)
-		(*(long long *)PyByteArray_AS_STRING(drops))++;
-}
-
-void
-agent_exc_fetch(PyObject **type, PyObject **value, PyObject **tb)
-{
-	PyErr_Fetch(type, value, tb);
-	PyErr_NormalizeException(type, value, tb);
-	if (*tb != NULL && *value != NULL)
-		PyException_SetTraceback(*value, *tb);
 }
 
 static void
@@ -151,7 +219,6 @@ record_end(PyObject *rec, PyObject *ret, PyObject *exc)
 	Py_DECREF(fast);
 }
 
-#if PY_VERSION_HEX >= 0x030C0000
 
 static PyObject *frames, *cframes;	/* observe.py's tables */
 static PyObject *py_start, *py_return, *py_unwind;	/* its Python callbacks */
@@ -374,7 +441,8 @@ static PyMethodDef monfast_defs[] = {
 
 #else	/* 3.8-3.11: the HOOK a __code__ trampoline calls */
 
-/* (args, kwargs) of the trampoline's call HOOK(None, *args, **kwargs) */
+/* (args, kwargs) of the trampoline's call HOOK(None, *args, **kwargs);
+ * kwargs None when there are none (helper.py makes it {} for the user). */
 static bool
 hook_args(PyObject *const *argv, Py_ssize_t nargs, PyObject *kwnames, PyObject **args,
     PyObject **kwargs)
@@ -386,6 +454,10 @@ hook_args(PyObject *const *argv, Py_ssize_t nargs, PyObject *kwnames, PyObject *
 		return false;
 	for (i = 1; i < nargs; i++)
 		PyTuple_SET_ITEM(*args, i - 1, Py_NewRef(argv[i]));
+	if (nkw == 0) {		/* none: the consumer makes the empty dict */
+		*kwargs = Py_NewRef(Py_None);
+		return true;
+	}
 	if ((*kwargs = PyDict_New()) == NULL)
 		goto fail;
 	for (i = 0; i < nkw; i++)
@@ -399,40 +471,58 @@ fail:
 }
 
 /*
+ * Queue the record of a trampoline's call that ended (ret, or exc with ret
+ * NULL), or count a drop, building nothing, when the queue is full.  The
+ * arguments are those the caller still holds, as passed.  Never raises.
+ */
+static void
+tr_queue(PyObject *fast, PyObject *const *argv, Py_ssize_t nargs, PyObject *kwnames,
+    long long t0, long long t1, PyObject *ret, PyObject *exc)
+{
+	PyObject *args, *kwargs;
+
+	if (agent_queue_full(fast))
+		return;
+	if (!hook_args(argv, nargs, kwnames, &args, &kwargs)) {
+		PyErr_Clear();
+		return;
+	}
+	agent_queue_call(fast, args, kwargs, t0, t1, ret, exc);
+}
+
+/*
  * self = (entry, Python hook, shadow): observe.py's _tr entry (a list,
  * [5] the fast spec of its one observation or None), the hook it would
  * have used, and the original code as a function.  Watch's common case
  * is done here, every other case by the Python hook.  The cost covers the
- * call of the original only, as the Python hook's does.
+ * call of the original only, as the Python hook's does.  Nothing is built
+ * before the call: the record is made after it, and only when its queue
+ * has room.
  */
 static PyObject *
 tr_call(PyObject *self, PyObject *const *argv, size_t nargsf, PyObject *kwnames)
 {
 	PyObject *fast = PyList_GET_ITEM(PyTuple_GET_ITEM(self, 0), 5);
-	PyObject *args, *kwargs, *rec, *r, *type, *value, *tb;
+	PyObject *r, *type, *value, *tb;
 	Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+	long long t0, t1;
 
-	if (fast == Py_None || nargs < 1 || argv[0] != Py_None || !hook_args(argv, nargs,
-	    kwnames, &args, &kwargs)) {
-		PyErr_Clear();
+	if (fast == Py_None || nargs < 1 || argv[0] != Py_None)
 		return PyObject_Vectorcall(PyTuple_GET_ITEM(self, 1), argv, nargsf, kwnames);
-	}
-	rec = record_begin(fast, args, kwargs);
-	Py_DECREF(args);
-	Py_DECREF(kwargs);
-	if (rec == NULL)
-		PyErr_Clear();
+	/* Ours until the record is queued: the call may end the watch. */
+	fast = Py_NewRef(fast);
+	t0 = agent_now_ns();
 	r = PyObject_Vectorcall(PyTuple_GET_ITEM(self, 2), argv + 1, (size_t)(nargs - 1), kwnames);
-	if (rec == NULL)
-		return r;
+	t1 = agent_now_ns();
 	if (r != NULL) {
-		record_end(rec, r, Py_None);
-		return r;
+		tr_queue(fast, argv, nargs, kwnames, t0, t1, r, NULL);
+	} else {
+		agent_exc_fetch(&type, &value, &tb);
+		tr_queue(fast, argv, nargs, kwnames, t0, t1, NULL, value);
+		PyErr_Restore(type, value, tb);
 	}
-	agent_exc_fetch(&type, &value, &tb);
-	record_end(rec, Py_None, value != NULL ? value : Py_None);
-	PyErr_Restore(type, value, tb);
-	return NULL;
+	Py_DECREF(fast);
+	return r;
 }
 
 static PyMethodDef tr_call_def = {

@@ -32,6 +32,18 @@ bool agent_monfast_export(PyObject *ns);
 /* One more call the queue of fast spec `fast` had no room for (its watch's
  * `dropped`, helper.py's _Watch); never raises. */
 void agent_count_drop(PyObject *fast);
+/* True, and the drop counted, when the queue of fast spec `fast` is
+ * full (nothing to build then); never raises. */
+bool agent_queue_full(PyObject *fast);
+/*
+ * Queue a call that ended (ret, or exc with ret NULL) in helper.py's
+ * _make_hooks layout: (label, bound, t0, cost, args, kwargs, ret, exc,
+ * stack None, thread ident).  args and kwargs are stolen (NULL: a failed
+ * build, nothing is queued); kwargs None stands for no keywords (helper.py
+ * makes it {}).  Never raises.
+ */
+void agent_queue_call(PyObject *fast, PyObject *args, PyObject *kwargs, long long t0,
+    long long t1, PyObject *ret, PyObject *exc);
 /* The pending exception, normalized, its traceback on the value (as
  * PyErr_Fetch: the caller restores or releases the three). */
 void agent_exc_fetch(PyObject **type, PyObject **value, PyObject **tb);

@@ -50,7 +50,7 @@ def _tt_shallow(bound, args, kwargs):
     for a in (args[1:] if bound else args):
         t = type(a)
         out.append(a if t in _TT_ATOMS else len(a) if t in _TT_SIZED else id(t))
-    for a in kwargs.values():
+    for a in (kwargs.values() if kwargs else ()):   # None: the C paths' "no keywords"
         t = type(a)
         out.append(a if t in _TT_ATOMS else len(a) if t in _TT_SIZED else id(t))
     try:
@@ -291,6 +291,8 @@ def _tt_record(conn, rid, spec, record, cancelled):
         record(start, [])
         for call in observed_calls(w, cancelled, lambda: stored < limit):
             (label, bound, t0, cost, args, kwargs, ret, exc, _, _), ident, fp = call
+            if kwargs is None:   # the C paths' "no keywords"
+                kwargs = {}
             wall = time.time() - (_ns() - t0) / 1e9
             r = _tt_new(label, where.get(label), bound, args, kwargs, ret, exc, cost / 1e6,
                         wall, ident, _thread_name(ident), fp)

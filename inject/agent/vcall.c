@@ -156,47 +156,23 @@ fail:
 	return NULL;
 }
 
-/* The calling thread's ident as an int, the last one kept (GIL held). */
-static PyObject *
-thread_ident(void)
-{
-	static unsigned long last;
-	static PyObject *obj;
-	unsigned long id = PyThread_get_thread_ident();
-
-	if (obj == NULL || id != last) {
-		PyObject *n = PyLong_FromUnsignedLong(id);
-
-		if (n == NULL)
-			return NULL;
-		Py_XSETREF(obj, n);
-		last = id;
-	}
-	return Py_NewRef(obj);
-}
-
 /*
  * Queue the record of a call that ended (ret, or exc with ret NULL), or
  * count a drop: monitor's (index, cost, failed) for its spec (monitor.py,
  * eight items), else helper.py's _make_hooks layout, (label, bound, t0, cost,
- * args, kwargs, ret, exc, stack, thread ident), kwargs empty (the
- * signature has none), no stack.  Built only when the queue has room, from the
- * arguments still held by the caller.  Never raises.
+ * args, kwargs, ret, exc, stack, thread ident), kwargs None (the
+ * signature has none: helper.py makes it {}), no stack.  Built only when
+ * the queue has room, from the arguments still held by the caller.  Never
+ * raises.
  */
 static void
 queue_record(PyFunctionObject *f, PyObject *fast, PyObject *const *argv, size_t nargsf,
     PyObject *kwnames, long long t0, long long t1, PyObject *ret, PyObject *exc)
 {
-	PyObject *q = PyTuple_GET_ITEM(fast, 0), *r = NULL;
-	PyObject *items[10] = { NULL };
-	Py_ssize_t max = PyLong_AsSsize_t(PyTuple_GET_ITEM(fast, 2)), len = PyObject_Length(q), i;
-	PyObject *rec;
+	PyObject *rec, *r;
 
-	if (len < 0 || max < 0 || len >= max) {
-		PyErr_Clear();
-		agent_count_drop(fast);
+	if (agent_queue_full(fast))
 		return;
-	}
 	if (PyTuple_GET_SIZE(fast) > 7) {	/* monitor's: (index, cost, failed) */
 		rec = Py_BuildValue("(OLO)", PyTuple_GET_ITEM(fast, 3), t1 - t0,
 		    ret != NULL ? Py_False : Py_True);
@@ -207,30 +183,9 @@ queue_record(PyFunctionObject *f, PyObject *fast, PyObject *const *argv, size_t 
 		Py_XDECREF(r);
 		return;
 	}
-	items[0] = Py_NewRef(PyTuple_GET_ITEM(fast, 3));
-	items[1] = Py_NewRef(PyTuple_GET_ITEM(fast, 4));
-	items[2] = PyLong_FromLongLong(t0);
-	items[3] = PyLong_FromLongLong(t1 - t0);
-	items[4] = bind(f, argv, PyVectorcall_NARGS(nargsf), kwnames);
-	items[5] = PyDict_New();
-	items[6] = Py_NewRef(ret != NULL ? ret : Py_None);
-	items[7] = Py_NewRef(exc != NULL ? exc : Py_None);
-	items[8] = Py_NewRef(Py_None);
-	items[9] = thread_ident();
-	for (i = 0; i < 10 && items[i] != NULL; i++)
-		;
-	if (i == 10 && (rec = PyTuple_New(10)) != NULL) {
-		for (i = 0; i < 10; i++)
-			PyTuple_SET_ITEM(rec, i, items[i]);
-		r = PyObject_CallOneArg(PyTuple_GET_ITEM(fast, 1), rec);
-		Py_DECREF(rec);
-	} else {
-		for (i = 0; i < 10; i++)
-			Py_XDECREF(items[i]);
-	}
-	if (r == NULL)
-		PyErr_Clear();
-	Py_XDECREF(r);
+	/* no keywords: the signature has none */
+	agent_queue_call(fast, bind(f, argv, PyVectorcall_NARGS(nargsf), kwnames),
+	    Py_NewRef(Py_None), t0, t1, ret, exc);
 }
 
 /*
