@@ -14,11 +14,12 @@ _TRACE_QUEUE = 32           # finished trees waiting for the worker; more are dr
 
 
 class _Trace(_Watch):
-    __slots__ = ("session", "filt", "filter_error", "entrance_ns", "g")
+    __slots__ = ("session", "filt", "filter_error", "entrance_ns", "g", "nested")
 
-    def __init__(self, session, filt, entrance_ns):
+    def __init__(self, session, filt, entrance_ns, nested=None):
         _Watch.__init__(self, False, False)
         import builtins
+        self.nested = nested
         self.session = session
         self.filt = filt
         self.filter_error = None
@@ -43,7 +44,12 @@ class _Trace(_Watch):
             return False
 
     def make_hooks(self, fn, label, bound):
+        # The recorder's entry is the code that runs the observed call: with
+        # -nm the nested function's original code, not fn's (observe.py
+        # hooks that one; none there is said by observe_install).
         code = fn.__code__
+        if self.nested:
+            code = _nested_code(code, self.nested) or code
         q = self.queue
         session = self.session
         begin, end, resume = _fp_trace_begin, _fp_trace_end, _fp_trace_resume
@@ -89,7 +95,7 @@ def trace_run(conn, rid, spec, record, cancelled):
     except WatchError as e:
         return {"ok": False, "message": str(e)}
     w = _Trace(_fp_trace_session(int(spec.get("max_depth") or 0)), filt,
-               int(float(spec.get("entrance_ms") or 0) * 1e6))
+               int(float(spec.get("entrance_ms") or 0) * 1e6), spec.get("nested"))
     limit = spec.get("limit", 10)
     shown = 0
     with observing(conn, rid, "trace", w, targets, spec.get("nested")) as labels:

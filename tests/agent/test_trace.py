@@ -107,6 +107,27 @@ def test_trace_tree_lines_and_merged_repeats(profiler, target):
     assert_clean(profiler, pid)
 
 
+def test_trace_nested_method(profiler, target):
+    """-nm: the tree of each call of the function defined inside the
+    method, rooted at it (not at the method that defined it), its cost the
+    nested call's."""
+    pid = target.pid
+    out = ok(profiler.cmd(pid, "trace __main__ outer -nm inner -i 0 -n 2"))
+    assert out.startswith("Tracing __main__.outer.inner (Ctrl-C to stop).\n"), out
+    got = trees(out)
+    assert len(got) == 2, out
+    for head, nodes in got:
+        assert "  __main__.outer.inner  thread=drive" in head, head
+        # a qualified name where the code has one (3.11+)
+        assert nodes[0][0] == 0 and nodes[0][1].group("name") in ("inner", "outer.<locals>.inner"), out
+        kids = children(nodes, 0)
+        assert [(m.group("name"), m.group("line")) for m in kids] == \
+            [("work", str(LINES["nestedwork"]))], out
+        assert [m.group("name") for m in children(nodes, 1)] == ["leaf"], out
+        assert "[count=3 min=" in children(nodes, 1)[0].group("rest"), out
+    assert_clean(profiler, pid)
+
+
 def test_trace_leaves_another_profiler_alone(profiler, target):
     """Thread "own" calls func() under its own sys.setprofile: its calls
     are not traced, and its profiler stays set and keeps getting events."""

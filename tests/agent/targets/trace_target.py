@@ -43,6 +43,13 @@ def func():
     return 1
 
 
+def outer(n):
+    def inner(k):
+        work(k)  # @nestedwork
+        return k
+    return inner(n)  # @inner
+
+
 def slowish(n):
     if n % 4 == 0:
         time.sleep(0.004)
@@ -65,7 +72,7 @@ def long_call():
     STATE["in_long"] = False
 
 
-ORIGINALS = hooks_snapshot(globals(), ["func", "slowish", "long_call", "json.dumps"])
+ORIGINALS = hooks_snapshot(globals(), ["func", "outer", "slowish", "long_call", "json.dumps"])
 
 
 def hooks_left():
@@ -89,6 +96,7 @@ def drive():
     while True:
         i += 1
         func()
+        outer(3)
         slowish(i)
         use_json()
         note("driver")
