@@ -43,6 +43,12 @@ struct mem_page {
 	bool pending;		/* asked for while deferring, not read yet */
 	bool live;		/* read afresh: it holds what a thread changes */
 	unsigned epoch;		/* mc->epoch when read */
+	/*
+	 * The bytes [lo, hi) of the page that were read (a sampler's batch
+	 * reads only the part of a page its last look used), and [ulo, uhi)
+	 * the part served since the page was claimed.
+	 */
+	uint16_t lo, hi, ulo, uhi;
 	unsigned char *data;
 };
 
@@ -138,23 +144,29 @@ slot_of(struct mem_cache *mc, uint64_t page)
 		p->data = xmalloc(PAGE);
 	p->page = page;
 	p->loaded = p->pending = p->live = false;
+	p->lo = 0;
+	p->hi = PAGE;
+	p->ulo = PAGE;
+	p->uhi = 0;
 	mc->inuse[mc->used++] = p;
 	return mc->last = p;
 }
 
 /*
  * The cached page holding `page`, read now if needed (with `fresh`, also
- * if read before the last expiry) or, while deferring, noted for
- * mem_cache_fetch(); NULL if uncachable.
+ * if read before the last expiry; also if only part of it was read, not
+ * bytes [off, end)) or, while deferring, noted for mem_cache_fetch();
+ * NULL if uncachable.  A page read again is read whole.
  */
 static struct mem_page *
-get_page(struct mem_cache *mc, uint64_t page, bool fresh)
+get_page(struct mem_cache *mc, uint64_t page, bool fresh, size_t off, size_t end)
 {
 	struct mem_page *p = slot_of(mc, page);
 
 	if (p != NULL && fresh)
 		p->live = true;
-	if (p == NULL || p->pending || (p->loaded && (!fresh || p->epoch == mc->epoch)))
+	if (p == NULL || p->pending || (p->loaded && (!fresh || p->epoch == mc->epoch) &&
+	    off >= p->lo && end <= p->hi))
 		return p;
 	if (mc->deferring) {
 		p->pending = true;
@@ -164,6 +176,8 @@ get_page(struct mem_cache *mc, uint64_t page, bool fresh)
 	mc->reads++;
 	p->ok = mem_read(mc->pid, page * PAGE, p->data, PAGE) == 0;
 	p->loaded = true;
+	p->lo = 0;
+	p->hi = PAGE;
 	p->epoch = mc->epoch;
 	return p;
 }
@@ -259,8 +273,11 @@ read_batch_spans(struct mem_cache *mc, struct mem_page **batch, size_t n,
 	memset(ok, 0, (total ? total : 1) * sizeof *ok);
 
 	for (i = 0; i < n; i++) {
-		local[i] = (struct iovec){ batch[i]->data, PAGE };
-		remote[i] = (struct iovec){ (void *)(uintptr_t)(batch[i]->page * PAGE), PAGE };
+		struct mem_page *p = batch[i];
+
+		local[i] = (struct iovec){ p->data + p->lo, (size_t)(p->hi - p->lo) };
+		remote[i] = (struct iovec){ (void *)(uintptr_t)(p->page * PAGE + p->lo),
+		    (size_t)(p->hi - p->lo) };
 	}
 	for (i = 0; i < nspans; i++) {
 		local[n + i] = (struct iovec){ sp->buf + i * sp->len, sp->len };
@@ -293,18 +310,32 @@ read_batch_spans(struct mem_cache *mc, struct mem_page **batch, size_t n,
 static void
 read_batch(struct mem_cache *mc, struct mem_page **batch, size_t n)
 {
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		batch[i]->lo = 0;
+		batch[i]->hi = PAGE;
+	}
 	read_batch_spans(mc, batch, n, NULL);
 }
 
 void
 mem_cache_refresh(struct mem_cache *mc, const uint64_t *addrs, size_t n)
 {
-	mem_cache_refresh_spans(mc, addrs, n, NULL);
+	mem_cache_refresh_spans(mc, addrs, NULL, n, NULL);
 }
 
+/*
+ * What of a page a batch reads when told the part the last look used:
+ * that part, widened by EXTENT_SLACK on each side (a stack moves by a
+ * frame or two between looks; a read outside it costs a system call of
+ * its own, for the whole page).
+ */
+#define EXTENT_SLACK	256u
+
 void
-mem_cache_refresh_spans(struct mem_cache *mc, const uint64_t *addrs, size_t n,
-    const struct mem_spans *sp)
+mem_cache_refresh_spans(struct mem_cache *mc, const uint64_t *addrs, const uint32_t *lens,
+    size_t n, const struct mem_spans *sp)
 {
 	enum { MAX_BATCH = 128 };
 	struct mem_page *pages[MAX_BATCH];
@@ -313,6 +344,7 @@ mem_cache_refresh_spans(struct mem_cache *mc, const uint64_t *addrs, size_t n,
 	for (i = 0; i < n && k < MAX_BATCH; i++) {
 		uint64_t page = addrs[i] / PAGE;
 		struct mem_page *p = page ? slot_of(mc, page) : NULL;
+		size_t lo = 0, hi = PAGE;
 
 		if (p == NULL)
 			continue;
@@ -321,23 +353,44 @@ mem_cache_refresh_spans(struct mem_cache *mc, const uint64_t *addrs, size_t n,
 			continue;
 		for (j = 0; j < k && pages[j] != p; j++)
 			;
-		if (j == k)
-			pages[k++] = p;
+		if (j < k)
+			continue;
+		if (lens != NULL) {
+			lo = (size_t)(addrs[i] % PAGE);
+			hi = lo + lens[i] > PAGE ? PAGE : lo + lens[i];
+			lo = lo > EXTENT_SLACK ? (lo - EXTENT_SLACK) & ~(size_t)63 : 0;
+			hi = hi + EXTENT_SLACK < PAGE ? (hi + EXTENT_SLACK + 63) & ~(size_t)63 : PAGE;
+			if (hi > PAGE)
+				hi = PAGE;
+		}
+		p->lo = (uint16_t)lo;
+		p->hi = (uint16_t)hi;
+		pages[k++] = p;
 	}
 	if (k > 0 || (sp != NULL && (sp->n > 0 || sp->nafter > 0)))
 		read_batch_spans(mc, pages, k, sp);
 }
 
 size_t
-mem_cache_pages(const struct mem_cache *mc, uint64_t *addrs, size_t max, bool live_only)
+mem_cache_pages(const struct mem_cache *mc, uint64_t *addrs, uint32_t *lens, size_t max,
+    bool live_only)
 {
 	size_t i, n = 0;
 
 	for (i = 0; i < mc->used && n < max; i++) {
 		const struct mem_page *p = mc->inuse[i];
 
-		if (p->loaded && p->ok && (p->live || !live_only))
-			addrs[n++] = p->page * PAGE;
+		if (!p->loaded || !p->ok || (!p->live && live_only))
+			continue;
+		addrs[n] = p->page * PAGE;
+		if (lens != NULL) {
+			/* a page claimed but never served: read whole next time */
+			size_t lo = p->ulo < p->uhi ? p->ulo : 0, hi = p->ulo < p->uhi ? p->uhi : PAGE;
+
+			addrs[n] += lo;
+			lens[n] = (uint32_t)(hi - lo);
+		}
+		n++;
 	}
 	return n;
 }
@@ -367,22 +420,49 @@ mem_cache_fetch(struct mem_cache *mc)
 	return total;
 }
 
+/* Note the bytes [off, end) of a page as served (see mem_cache_pages). */
+static inline void
+page_used(struct mem_page *p, size_t off, size_t end)
+{
+	if (off < p->ulo)
+		p->ulo = (uint16_t)off;
+	if (end > p->uhi)
+		p->uhi = (uint16_t)end;
+}
+
 static int
 cache_read(struct mem_cache *mc, uint64_t addr, void *buf, size_t len, bool fresh)
 {
 	unsigned char *out = buf;
+	struct mem_page *p = mc->last;
+	size_t off = (size_t)(addr % PAGE);
 
+	/*
+	 * A walk reads frame after frame from the page it read last: served
+	 * from there without a lookup (a sampler's tick does this ~40 times).
+	 * A slot cleared since holds page 0, never an address's page here.
+	 */
+	if (p != NULL && addr >= PAGE && p->page == addr / PAGE && p->loaded && !p->pending &&
+	    p->ok && off >= p->lo && off + len <= p->hi && (!fresh || p->epoch == mc->epoch)) {
+		if (fresh)
+			p->live = true;
+		memcpy(out, p->data + off, len);
+		page_used(p, off, off + len);
+		return 0;
+	}
 	if (len > 4 * PAGE) {
 		mc->reads++;
 		return mem_read(mc->pid, addr, buf, len);
 	}
 	while (len > 0) {
 		uint64_t page = addr / PAGE;
-		size_t off = (size_t)(addr % PAGE), n = PAGE - off;
-		struct mem_page *p = page ? get_page(mc, page, fresh) : NULL;
+		size_t n;
 
+		off = (size_t)(addr % PAGE);
+		n = PAGE - off;
 		if (n > len)
 			n = len;
+		p = page ? get_page(mc, page, fresh, off, off + n) : NULL;
 		if (p == NULL) {
 			mc->reads++;
 			if (mem_read(mc->pid, addr, out, n) != 0)
@@ -395,6 +475,7 @@ cache_read(struct mem_cache *mc, uint64_t addr, void *buf, size_t len, bool fres
 			return -1;
 		} else {
 			memcpy(out, p->data + off, n);
+			page_used(p, off, off + n);
 		}
 		out += n;
 		addr += n;

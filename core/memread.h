@@ -95,8 +95,13 @@ struct mem_spans {
 	size_t nafter;
 	bool *after_ok;		/* nafter: each read whole */
 };
-void mem_cache_refresh_spans(struct mem_cache *mc, const uint64_t *addrs, size_t n,
-    const struct mem_spans *sp);
+/*
+ * As mem_cache_refresh, with spans; with `lens` (else NULL), each addrs[i]
+ * names one page and only lens[i] bytes from it (and a little around) are
+ * read, as mem_cache_pages() gives them: what the last look used.
+ */
+void mem_cache_refresh_spans(struct mem_cache *mc, const uint64_t *addrs, const uint32_t *lens,
+    size_t n, const struct mem_spans *sp);
 
 /*
  * How many system calls the cache has made so far: equal before and after
@@ -110,8 +115,12 @@ unsigned long mem_cache_reads(const struct mem_cache *mc);
  * refreshed): what a running thread changes, not code objects or strings.
  * A sampler takes them before clearing and refreshes them all at once:
  * the next look at a process that changed little costs one system call.
+ * With `lens` (else NULL), addrs[i] is where the part of its page served
+ * so far begins and lens[i] its length: the kernel then copies a few
+ * hundred bytes of a page, not 4 KiB.
  */
-size_t mem_cache_pages(const struct mem_cache *mc, uint64_t *addrs, size_t max, bool live_only);
+size_t mem_cache_pages(const struct mem_cache *mc, uint64_t *addrs, uint32_t *lens, size_t max,
+    bool live_only);
 
 /* Little helpers to pick a field out of a struct read in one go. */
 static inline uint64_t

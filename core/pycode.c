@@ -366,7 +366,7 @@ pycode_check(struct py_reader *r)
 }
 
 void
-pycode_refresh(struct py_reader *r, const uint64_t *pages, size_t npages,
+pycode_refresh(struct py_reader *r, const uint64_t *pages, const uint32_t *lens, size_t npages,
     const struct mem_range *after, size_t nafter, bool *after_ok)
 {
 	struct mem_spans sp;
@@ -376,7 +376,7 @@ pycode_refresh(struct py_reader *r, const uint64_t *pages, size_t npages,
 	sp.after = after;
 	sp.nafter = nafter;
 	sp.after_ok = after_ok;
-	mem_cache_refresh_spans(r->mc, pages, npages, &sp);
+	mem_cache_refresh_spans(r->mc, pages, lens, npages, &sp);
 	(void)codes_compare(r, r->used, r->nused, sp.buf, sp.ok, true);
 	spans_free(&sp, &room);
 }

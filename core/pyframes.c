@@ -860,7 +860,8 @@ post_keep(struct stack_hint *h, const struct walk *w)
 }
 
 void
-pyframes_prefetch(struct py_reader *r, const uint64_t *pages, size_t npages)
+pyframes_prefetch(struct py_reader *r, const uint64_t *pages, const uint32_t *lens,
+    size_t npages)
 {
 	/* A few threads' checks fit on the stack: this runs every tick. */
 	struct mem_range srg[64];
@@ -880,7 +881,7 @@ pyframes_prefetch(struct py_reader *r, const uint64_t *pages, size_t npages)
 		for (j = 0; j < p->n; j++)
 			rg[n++] = (struct mem_range){ p->r[j].addr, p->buf + p->r[j].off, p->r[j].len };
 	}
-	pycode_refresh(r, pages, npages, rg, n, ok);
+	pycode_refresh(r, pages, lens, npages, rg, n, ok);
 	for (i = 0, n = 0; i < r->nhints; i++) {
 		struct post_read *p = r->hints[i].post;
 

@@ -250,10 +250,11 @@ py_reader_snapshot(struct py_reader *r, const struct py_snapshot_opts *opts,
 		 * checked in one batch at the end (pycode_check).
 		 */
 		uint64_t pages[PREFETCH_PAGES];
-		size_t npages = mem_cache_pages(r->mc, pages, PREFETCH_PAGES, true);
+		uint32_t lens[PREFETCH_PAGES];
+		size_t npages = mem_cache_pages(r->mc, pages, lens, PREFETCH_PAGES, true);
 
 		mem_cache_clear(r->mc);
-		pyframes_prefetch(r, pages, npages);
+		pyframes_prefetch(r, pages, lens, npages);
 		r->prefetched = npages > 0;
 	} else {
 		r->prefetched = false;

@@ -219,17 +219,20 @@ int pycode_line(const struct py_reader *r, struct code_info *c, int64_t offset);
  */
 size_t pycode_check(struct py_reader *r);
 /*
- * A sampler's snapshot begins: re-read these pages and check the code
+ * A sampler's snapshot begins: re-read these pages (the parts of them the
+ * last snapshot used, as mem_cache_pages() gives them) and check the code
  * objects the last snapshot used, all in one system call.  Then
  * pycode_begin, as every snapshot does before its walks.
  */
-void pycode_refresh(struct py_reader *r, const uint64_t *pages, size_t npages,
+void pycode_refresh(struct py_reader *r, const uint64_t *pages, const uint32_t *lens,
+    size_t npages,
     const struct mem_range *after, size_t nafter, bool *after_ok);
 /*
  * A sampler's snapshot begins: pycode_refresh, with each thread's checks
  * after its walk (struct post_read) read at the end of the same call.
  */
-void pyframes_prefetch(struct py_reader *r, const uint64_t *pages, size_t npages);
+void pyframes_prefetch(struct py_reader *r, const uint64_t *pages, const uint32_t *lens,
+    size_t npages);
 void pycode_begin(struct py_reader *r);
 /* What the frame reading keeps between snapshots (code objects, hints). */
 void pyframes_reader_free(struct py_reader *r);

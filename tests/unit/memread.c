@@ -140,13 +140,14 @@ sampler_reads(void)
 	ok(mem_cache_read_fresh(mc, a, &v, sizeof v) == 0 && v == 1 &&
 	    mem_cache_read_u64(mc, a + PAGE, &v) == 0,
 	    "one page read afresh, one plainly");
-	ok(mem_cache_pages(mc, pages, 4, false) == 2 && mem_cache_pages(mc, pages, 4, true) == 1 &&
+	ok(mem_cache_pages(mc, pages, NULL, 4, false) == 2 &&
+	    mem_cache_pages(mc, pages, NULL, 4, true) == 1 &&
 	    pages[0] == a, "live_only lists the page read afresh, not the other");
 	mem[0] = 2;
 	mem_cache_clear(mc);
 	span_addrs[0] = a + 2 * PAGE;
 	span_addrs[1] = 0x1000;	/* unmapped */
-	mem_cache_refresh_spans(mc, pages, 1, &sp);
+	mem_cache_refresh_spans(mc, pages, NULL, 1, &sp);
 	mem[0] = 3;
 	ok(mem_cache_read_fresh(mc, a, &v, sizeof v) == 0 && v == 2 && span_ok[0] &&
 	    span_buf[0] == 5 && !span_ok[1],
@@ -169,7 +170,7 @@ sampler_reads(void)
 		sp.after = after;
 		sp.nafter = 2;
 		sp.after_ok = aok;
-		mem_cache_refresh_spans(mc, pages, 1, &sp);
+		mem_cache_refresh_spans(mc, pages, NULL, 1, &sp);
 		calls = mem_cache_reads(mc);
 		ok(aok[0] && x == 3 && !aok[1] && span_ok[0],
 		    "ranges after the pages and spans: read in the same refresh");
@@ -181,11 +182,63 @@ sampler_reads(void)
 	free(mem);
 }
 
+/*
+ * A sampler's batch reads only the part of a page the last look used (and
+ * a little around it); a read outside it reads the whole page, at once.
+ */
+static void
+partial_pages(void)
+{
+	unsigned char *mem = aligned_alloc(PAGE, PAGE);
+	struct mem_cache *mc = mem_cache_new(getpid(), 16);
+	uint64_t a = (uint64_t)(uintptr_t)mem, v = 0, page;
+	uint32_t len = 0;
+	unsigned long calls;
+
+	memset(mem, 0, PAGE);
+	mem[2048] = 1;
+	mem[2048 + 64] = 1;
+	mem[0] = 1;
+	mem[PAGE - 8] = 1;
+	ok(mem_cache_read_fresh(mc, a + 2048, &v, sizeof v) == 0 && v == 1 &&
+	    mem_cache_read_fresh(mc, a + 2048 + 64, &v, sizeof v) == 0 && v == 1,
+	    "two reads from the middle of a page");
+	ok(mem_cache_pages(mc, &page, &len, 1, true) == 1 && page == a + 2048 && len == 72,
+	    "the part of the page they used: from the first byte served to the last");
+	mem_cache_clear(mc);
+	mem_cache_expire(mc);
+	mem_cache_refresh_spans(mc, &page, &len, 1, NULL);
+	calls = mem_cache_reads(mc);
+	mem[2048] = 2;
+	mem[0] = 2;
+	mem[PAGE - 8] = 2;
+	ok(mem_cache_read_fresh(mc, a + 2048, &v, sizeof v) == 0 && v == 1 &&
+	    mem_cache_reads(mc) == calls, "a read in that part: from the batch, no system call");
+	ok(mem_cache_read_fresh(mc, a + 2048 - 200, &v, sizeof v) == 0 && v == 0 &&
+	    mem_cache_reads(mc) == calls, "a read just beside it: from the batch too");
+	ok(mem_cache_read_u64(mc, a, &v) == 0 && v == 2 && mem_cache_reads(mc) == calls + 1 &&
+	    mem_cache_read_fresh(mc, a + PAGE - 8, &v, sizeof v) == 0 && v == 2 &&
+	    mem_cache_reads(mc) == calls + 1,
+	    "a read far outside it reads the whole page again, once, plain or fresh");
+	ok(mem_cache_read_fresh(mc, a + 2048, &v, sizeof v) == 0 && v == 2,
+	    "and serves every byte from that newer copy");
+	mem_cache_clear(mc);
+	mem_cache_expire(mc);
+	page = a;
+	mem_cache_refresh_spans(mc, &page, NULL, 1, NULL);
+	calls = mem_cache_reads(mc);
+	ok(mem_cache_read_fresh(mc, a + PAGE - 8, &v, sizeof v) == 0 && v == 2 &&
+	    mem_cache_reads(mc) == calls, "without lens a refresh reads whole pages");
+	mem_cache_free(mc);
+	free(mem);
+}
+
 int
 main(void)
 {
 	deferred_reads();
 	fresh_reads();
 	sampler_reads();
+	partial_pages();
 	return done_testing();
 }
