@@ -233,6 +233,33 @@ partial_pages(void)
 	free(mem);
 }
 
+/* Spans on one page are read as one range: each still gets its own bytes. */
+static void
+spans_on_one_page(void)
+{
+	unsigned char *mem = aligned_alloc(PAGE, 2 * PAGE);
+	struct mem_cache *mc = mem_cache_new(getpid(), 16);
+	uint64_t a = (uint64_t)(uintptr_t)mem;
+	uint64_t addrs[5] = { a + 3000, a + 100, 0x1000, a + PAGE + 40, a + 2000 };
+	unsigned char buf[5 * 8];
+	bool sok[5];
+	struct mem_spans sp = { addrs, 5, 8, buf, sok };
+	size_t i;
+	bool right = true;
+
+	for (i = 0; i < 2 * PAGE; i++)
+		mem[i] = (unsigned char)(i * 7 + i / 251);
+	memset(buf, 0, sizeof buf);
+	mem_cache_refresh_spans(mc, NULL, NULL, 0, &sp);
+	for (i = 0; i < 5; i++)
+		if (i != 2 && (!sok[i] || memcmp(buf + i * 8, mem + (addrs[i] - a), 8) != 0))
+			right = false;
+	ok(right && !sok[2], "spans sharing a page, one beside them, one unmapped: each read "
+	    "as if alone");
+	mem_cache_free(mc);
+	free(mem);
+}
+
 int
 main(void)
 {
@@ -240,5 +267,6 @@ main(void)
 	fresh_reads();
 	sampler_reads();
 	partial_pages();
+	spans_on_one_page();
 	return done_testing();
 }
