@@ -45,8 +45,9 @@ struct mem_page {
 	unsigned epoch;		/* mc->epoch when read */
 	/*
 	 * The bytes [lo, hi) of the page that were read (a sampler's batch
-	 * reads only the part of a page its last look used), and [ulo, uhi)
-	 * the part served since the page was claimed.
+	 * reads only the part of a page its last looks used), and [ulo, uhi)
+	 * the part served since the page was claimed, with what the looks
+	 * before used (mem_cache_refresh_spans).
 	 */
 	uint16_t lo, hi, ulo, uhi;
 	unsigned char *data;
@@ -434,6 +435,17 @@ mem_cache_refresh_spans(struct mem_cache *mc, const uint64_t *addrs, const uint3
 		}
 		p->lo = (uint16_t)lo;
 		p->hi = (uint16_t)hi;
+		if (lens != NULL && lens[i] > 0) {
+			/*
+			 * What the last looks used counts as used: the part
+			 * only grows (a stack that goes deeper now and then
+			 * would otherwise miss it, and pay a call, half the
+			 * time), up to the whole page.
+			 */
+			p->ulo = (uint16_t)(addrs[i] % PAGE);
+			p->uhi = (uint16_t)(addrs[i] % PAGE + lens[i] > PAGE ? PAGE :
+			    addrs[i] % PAGE + lens[i]);
+		}
 		pages[k++] = p;
 	}
 	if (k > 0 || (sp != NULL && (sp->n > 0 || sp->nafter > 0)))

@@ -116,7 +116,8 @@ unsigned long mem_cache_reads(const struct mem_cache *mc);
  * A sampler takes them before clearing and refreshes them all at once:
  * the next look at a process that changed little costs one system call.
  * With `lens` (else NULL), addrs[i] is where the part of its page served
- * so far begins and lens[i] its length: the kernel then copies a few
+ * so far begins and lens[i] its length -- for a page refreshed with lens,
+ * with the part given then: it only grows -- the kernel then copies a few
  * hundred bytes of a page, not 4 KiB.
  */
 size_t mem_cache_pages(const struct mem_cache *mc, uint64_t *addrs, uint32_t *lens, size_t max,

@@ -222,6 +222,19 @@ partial_pages(void)
 	    "a read far outside it reads the whole page again, once, plain or fresh");
 	ok(mem_cache_read_fresh(mc, a + 2048, &v, sizeof v) == 0 && v == 2,
 	    "and serves every byte from that newer copy");
+	ok(mem_cache_pages(mc, &page, &len, 1, true) == 1 && page == a && len == PAGE,
+	    "the part used now runs from the far read to the last one");
+	mem_cache_clear(mc);
+	mem_cache_expire(mc);
+	page = a + 2048;
+	len = 8;
+	mem_cache_refresh_spans(mc, &page, &len, 1, NULL);
+	ok(mem_cache_read_fresh(mc, a + 2048, &v, sizeof v) == 0 &&
+	    mem_cache_pages(mc, &page, &len, 1, true) == 1 && page == a + 2048 && len == 8,
+	    "a part refreshed and used within: the same part again");
+	ok(mem_cache_read_fresh(mc, a + 2048 + 300, &v, sizeof v) == 0 &&
+	    mem_cache_pages(mc, &page, &len, 1, true) == 1 && page == a + 2048 && len == 308,
+	    "used beyond it: the part grows, keeping what was used before");
 	mem_cache_clear(mc);
 	mem_cache_expire(mc);
 	page = a;
