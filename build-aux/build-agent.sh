@@ -40,7 +40,7 @@ $cc -std=gnu11 -shared -fPIC -fvisibility=hidden -Wno-deprecated-declarations \
 	"$src/inject/agent/format.c" "$src/core/protocol.c" \
 	"$src/inject/agent/mem.c" "$src/inject/agent/memscan.c" \
 	"$src/inject/agent/torch.c" \
-	"$src/inject/agent/trace.c" \
+	"$src/inject/agent/trace.c" "$src/inject/agent/evalhook.c" \
 	"$src/inject/agent/monfast.c" \
 	"$src/inject/agent/vcall.c" \
 	-Wl,--version-script="$src/inject/agent/agent.map" \

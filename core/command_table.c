@@ -372,11 +372,14 @@ static const struct cmd_option trace_options[] = {
 	LIMITS_OPTION("calls", "10"),
 	FILTER_OPTION("target, args, kwargs"),
 	REGEX_OPTION,
+	FLAG(NULL, "--c-calls", "show builtins (C calls) too, with the profile hook: costs more "
+	    "on 3.10+"),
 };
 
 static struct cmd_spec cmd_trace = {
 	.name = "trace",
-	.usage = "module [class] method [-i MS] [-nm NAME] [-et MS] [-d N] [-n N] [-f EXPR] [-E]",
+	.usage = "module [class] method [-i MS] [-nm NAME] [-et MS] [-d N] [-n N] [-f EXPR] [-E] "
+	    "[--c-calls]",
 	.summary = "where the time inside a call goes: its call tree with each call's cost",
 	.params = observed_params, .nparams = FP_NELEM(observed_params),
 	.options = trace_options, .noptions = FP_NELEM(trace_options),

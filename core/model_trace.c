@@ -69,6 +69,8 @@ trace_record_parse(json_t *data, struct trace_record *t)
 		t->started = true;
 		t->matched = model_int(data, "matched", 0);
 		t->observed = model_strings(json_object_get(data, "observed"), &t->nobserved);
+		t->mechanism = model_text_or_null(data, "mechanism");
+		t->mechanism_note = model_text_or_null(data, "mechanism_note");
 		return;
 	}
 	model_fields_read(data, record_fields, MODEL_NFIELDS(record_fields), t);
@@ -85,6 +87,8 @@ void
 trace_record_clear(struct trace_record *t)
 {
 	strv_free(t->observed, t->nobserved);
+	free(t->mechanism);
+	free(t->mechanism_note);
 	free(t->method);
 	free(t->thread);
 	free(t->exception);

@@ -32,6 +32,8 @@ struct trace_record {
 	long long matched;		/* started: methods the pattern matched */
 	char **observed;
 	size_t nobserved;
+	char *mechanism;		/* started: "eval", "profile"; NULL: not said */
+	char *mechanism_note;		/* started: why the profile hook, not asked for */
 	long long index;		/* from 1 */
 	char *method, *thread, *exception, *filter_error;
 	double time, cost_ms;

@@ -84,6 +84,18 @@ add_tree(struct sbuf *out, const struct trace_node *n, const struct trace_node *
 	prefix->s[keep] = '\0';
 }
 
+/* What the tree leaves out: the eval path sees Python frames only. */
+static void
+trace_mechanism(struct sbuf *out, const struct trace_record *t)
+{
+	if (t->mechanism != NULL && strcmp(t->mechanism, "eval") == 0)
+		sbuf_add(out, "(Python calls only: time in builtins is their caller's own; "
+		    "--c-calls shows them, at a higher cost.)\n");
+	else if (t->mechanism_note != NULL)
+		termsafe_addf(out, "(With the profile hook, builtins included: %s.)\n",
+		    t->mechanism_note);
+}
+
 static void
 trace_started(struct sbuf *out, const struct trace_record *t)
 {
@@ -91,12 +103,14 @@ trace_started(struct sbuf *out, const struct trace_record *t)
 
 	if (t->nobserved == 1 && t->matched == 1) {
 		termsafe_addf(out, "Tracing %s (Ctrl-C to stop).\n", t->observed[0]);
+		trace_mechanism(out, t);
 		return;
 	}
 	sbuf_addf(out, "Pattern matched %lld method%s; tracing %zu (Ctrl-C to stop):\n",
 	    t->matched, t->matched == 1 ? "" : "s", t->nobserved);
 	for (i = 0; i < t->nobserved; i++)
 		termsafe_addf(out, "  %s\n", t->observed[i]);
+	trace_mechanism(out, t);
 }
 
 void

@@ -62,6 +62,8 @@ trace_args(struct runner *r, const struct cmd_request *req, json_t **argsp, char
 	json_object_set_new(args, "entrance_ms",
 	    json_real(command_number(req, "--entrance_time")));
 	json_object_set_new(args, "max_depth", json_integer(command_int(req, "--depth")));
+	if (command_opt(req, "--c-calls") != NULL)
+		json_object_set_new(args, "c_calls", json_true());
 	if ((rc = runner_regex_targets(r, req, args, "trace", cause)) != FP_OK) {
 		json_decref(args);
 		return rc;

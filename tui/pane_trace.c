@@ -33,6 +33,7 @@ struct trace_view {
 	struct trace_record recs[TRACE_KEEP];
 	size_t nrecs;
 	char *what;		/* the traced method(s) */
+	bool py_only;		/* the eval path: builtins are not in the trees */
 	char *end;		/* "stopped after 3 calls", or NULL while running */
 	bool running, leave;
 	struct trace_line *lines;
@@ -105,6 +106,7 @@ started(struct pane *p, const struct trace_record *t)
 		v->what = xstrdup(t->observed[0]);
 	else
 		v->what = xasprintf("%zu methods", t->nobserved);
+	v->py_only = t->mechanism != NULL && strcmp(t->mechanism, "eval") == 0;
 	v->running = true;
 	v->leave = false;
 	p->cursor = p->top = 0;
@@ -210,8 +212,8 @@ trace_title(struct pane *p, struct sbuf *out)
 
 	sbuf_add(out, "Trace");
 	if (v->what != NULL)
-		sbuf_addf(out, " %s %s %s %zu call%s", glyph(G_DOT), v->what, glyph(G_DOT), v->nrecs,
-		    v->nrecs == 1 ? "" : "s");
+		sbuf_addf(out, " %s %s %s %zu call%s%s", glyph(G_DOT), v->what, glyph(G_DOT),
+		    v->nrecs, v->nrecs == 1 ? "" : "s", v->py_only ? ", Python calls only" : "");
 	if (v->end != NULL)
 		sbuf_addf(out, " (%s)", v->end);
 	else if (v->running && v->nrecs == 0)

@@ -858,7 +858,7 @@ watch_spec(json_t *args)
 {
 	static const char *const keys[] = { "module", "class", "method", "expr", "filter", "nested",
 	    "exception", "success", "before", "stack", "regex", "limit", "entrance_ms",
-	    "max_depth", "targets", "matched", "cycle" };
+	    "max_depth", "targets", "matched", "cycle", "c_calls" };
 	json_t *spec = json_object();
 	size_t i;
 

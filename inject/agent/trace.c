@@ -1,12 +1,15 @@
 /*
- * trace — the call-tree recorder (see trace.h).  The hook runs on the
- * observed thread for every call and return beneath the traced call, so it
- * does the least it can: two clock reads, a walk over the current node's
+ * trace — the call-tree recorder (see trace.h).  The hook (trace_event,
+ * or on the eval path agent_trace_eval) runs on the observed thread for
+ * every call and return beneath the traced call, so it does the least it
+ * can: two clock reads, a walk over the current node's
  * children and counters.  Names, lines and JSON come later, on the worker.
  */
 #include "config.h"
 
 #include "inject/agent/trace.h"
+
+#include "inject/agent/evalhook.h"
 
 #include <frameobject.h>
 #include <opcode.h>
@@ -19,10 +22,12 @@
 #define TRACE_SUSPENDED 64	/* generator frames of ours suspended at once */
 #define REC_NAME "fp.trace.rec"
 #define SESSION_NAME "fp.trace.session"
+#define EVAL_SLOTS 32		/* recorders on the eval path at once (threads) */
 
 struct tsession {
 	volatile int stopped;	/* set by the worker or a disconnect */
 	int max_depth;		/* levels below the entry recorded; 0: all */
+	bool eval;		/* record on the eval path (evalhook.c) when it can */
 };
 
 struct tnode {
@@ -37,7 +42,10 @@ struct tframe {
 	int node;		/* -1: not recorded (node cap) */
 	long long t0;		/* when it (last) started running */
 	long long ran;		/* ns it ran before it last resumed (generators) */
-	PyFrameObject *frame;	/* borrowed, alive while on the stack; NULL for C */
+	/* Identity only, alive while on the stack; NULL for C.  The profile
+	 * path's are PyFrameObject, the eval path's evalhook.h's evh_frame. */
+	const void *frame;
+	PyObject *hold;		/* what keeps frame alive while it waits in susp[] */
 	bool suspends;		/* a generator's or coroutine's: its returns may be yields */
 };
 
@@ -57,14 +65,15 @@ struct trec {
 	int nnodes, cap;
 	struct tframe stack[TRACE_STACK];
 	int depth, extra, state;
-	/* Frames of ours suspended at a yield (susp[i].frame a strong
-	 * reference, so its address is not reused while it waits); the
-	 * entry's own frame is root. */
+	/* Frames of ours suspended at a yield (susp[i].hold a strong
+	 * reference, so the frame's address is not reused while it waits);
+	 * the entry's own frame is root. */
 	struct tframe susp[TRACE_SUSPENDED];
 	int nsusp;
-	PyFrameObject *root;	/* borrowed: the entry's frame, once seen */
+	const void *root;	/* borrowed: the entry's frame, once seen */
 	PyThreadState *ts;	/* the thread hooked */
 	bool hooked;
+	bool eval;		/* on the eval path: registered in ev_slot[], no profile hook */
 	long long dropped;	/* calls not recorded: node cap */
 	long long cost;		/* of the entry call, ns */
 };
@@ -146,6 +155,66 @@ frame_yielding(PyFrameObject *f)
 
 static int trace_event(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg);
 
+/*
+ * The eval path's recorders, at most one per thread (its running or waiting
+ * traced call); the evaluator is installed while there is one, so a thread
+ * of the program pays for it only while some traced call runs (see
+ * README's trace section for what that costs).  The GIL guards it.
+ */
+static struct trec *ev_slot[EVAL_SLOTS];
+static int ev_top;		/* slots from ev_top on are empty: scans stop there */
+int agent_trace_nrec;
+
+static struct trec *
+ev_of_thread(PyThreadState *ts)
+{
+	int i;
+
+	for (i = 0; i < ev_top; i++)
+		if (ev_slot[i] != NULL && ev_slot[i]->ts == ts)
+			return ev_slot[i];
+	return NULL;
+}
+
+/* Register r (hooked, with its strong reference) and install the
+ * evaluator; false when it cannot: another tool's evaluator, no slot. */
+static bool
+ev_register(struct trec *r)
+{
+	int i;
+
+	for (i = 0; i < EVAL_SLOTS && ev_slot[i] != NULL; i++)
+		;
+	if (i == EVAL_SLOTS || !evh_install())
+		return false;
+	ev_slot[i] = r;
+	if (i >= ev_top)
+		ev_top = i + 1;
+	agent_trace_nrec++;
+	Py_INCREF(r->self);
+	return true;
+}
+
+/* r leaves the eval path; the last one out puts the interpreter's own
+ * evaluator back.  Its in-flight frames return through ours, which then
+ * finds no recorder and only passes their results on. */
+static void
+ev_unregister(struct trec *r)
+{
+	int i;
+
+	for (i = 0; i < EVAL_SLOTS && ev_slot[i] != r; i++)
+		;
+	if (i == EVAL_SLOTS)
+		return;
+	ev_slot[i] = NULL;
+	while (ev_top > 0 && ev_slot[ev_top - 1] == NULL)
+		ev_top--;
+	if (--agent_trace_nrec == 0)
+		evh_restore();
+	Py_DECREF(r->self);	/* the capsule stays alive: the caller holds it */
+}
+
 static void
 rec_unhook(struct trec *r)
 {
@@ -154,6 +223,11 @@ rec_unhook(struct trec *r)
 
 	if (!r->hooked)
 		return;
+	if (r->eval) {	/* any thread: the table is the interpreter's */
+		r->hooked = false;
+		ev_unregister(r);
+		return;
+	}
 	if (ts != r->ts)	/* ended on another thread: that one unhooks at its next event */
 		return;
 	r->hooked = false;
@@ -205,7 +279,8 @@ rec_node(struct trec *r, int parent, const void *key, PyObject *callee, int last
 }
 
 static void
-rec_push(struct trec *r, const void *key, PyObject *callee, int lasti, PyFrameObject *frame)
+rec_push(struct trec *r, const void *key, PyObject *callee, int lasti, const void *frame,
+    PyObject *hold)
 {
 	struct tframe *top = r->depth ? &r->stack[r->depth - 1] : NULL;
 	int node = -1;
@@ -221,6 +296,7 @@ rec_push(struct trec *r, const void *key, PyObject *callee, int lasti, PyFrameOb
 		r->dropped++;
 	r->stack[r->depth].node = node;
 	r->stack[r->depth].frame = frame;
+	r->stack[r->depth].hold = hold;
 	r->stack[r->depth].ran = 0;
 	r->stack[r->depth].suspends = frame != NULL &&
 	    ((PyCodeObject *)callee)->co_flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR);
@@ -282,21 +358,26 @@ rec_suspend(struct trec *r)
 
 	if (r->nsusp == TRACE_SUSPENDED - (r->depth > 1))	/* room kept for the entry */
 		return false;
+	if (f->hold == NULL)	/* cannot keep it (a frame not a generator's) */
+		return false;
 	f->ran += agent_now_ns() - f->t0;
-	Py_INCREF(f->frame);
+	Py_INCREF(f->hold);
 	r->susp[r->nsusp++] = *f;
 	if (--r->depth > 0)
 		return true;
 	r->state = REC_PAUSED;
 #if PY_VERSION_HEX >= 0x030c0000
-	rec_unhook(r);
+	/* The eval path stays: the resume comes through its evaluator, on
+	 * whichever thread. */
+	if (!r->eval)
+		rec_unhook(r);
 #endif
 	return true;
 }
 
 /* A suspended frame of ours resumes: back on the stack, running again. */
 static bool
-rec_resume(struct trec *r, PyFrameObject *frame)
+rec_resume(struct trec *r, const void *frame)
 {
 	int i;
 
@@ -307,8 +388,8 @@ rec_resume(struct trec *r, PyFrameObject *frame)
 	r->stack[r->depth] = r->susp[i];
 	r->stack[r->depth].t0 = agent_now_ns();
 	r->depth++;
+	Py_DECREF(r->susp[i].hold);	/* running: its generator (or caller) holds it */
 	r->susp[i] = r->susp[--r->nsusp];
-	Py_DECREF(frame);	/* running: its generator holds it */
 	r->state = REC_RUN;
 	return true;
 }
@@ -327,7 +408,7 @@ rec_finish(struct trec *r)
 		node_count(r, f->node, f->ran);
 		if (f->frame == r->root)
 			r->cost = f->ran;
-		Py_DECREF(f->frame);
+		Py_DECREF(f->hold);
 	}
 	r->state = REC_DONE;
 }
@@ -361,7 +442,7 @@ trace_event(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
 		if (r->state == REC_WAIT && code == r->entry) {
 			r->state = REC_RUN;
 			r->root = frame;
-			rec_push(r, code, code, -1, frame);
+			rec_push(r, code, code, -1, frame, (PyObject *)frame);
 		} else if (r->state == REC_PAUSED) {
 			if (frame == r->root)
 				rec_resume(r, frame);
@@ -371,15 +452,17 @@ trace_event(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
 			    rec_resume(r, frame)))
 				break;
 			struct tframe *top = &r->stack[r->depth - 1];
-			int lasti = r->extra == 0 && top->frame != NULL ? frame_lasti(top->frame) : -1;
+			int lasti = r->extra == 0 && top->frame != NULL ?
+			    frame_lasti((PyFrameObject *)top->frame) : -1;
 
-			rec_push(r, code, code, lasti, frame);
+			rec_push(r, code, code, lasti, frame, (PyObject *)frame);
 		}
 		break;
 	}
 	case PyTrace_C_CALL:
 		if (r->state == REC_RUN && arg != NULL)
-			rec_push(r, c_key(arg), arg, frame != NULL ? frame_lasti(frame) : -1, NULL);
+			rec_push(r, c_key(arg), arg, frame != NULL ? frame_lasti(frame) : -1, NULL,
+			    NULL);
 		break;
 	case PyTrace_RETURN:
 	case PyTrace_C_RETURN:
@@ -401,6 +484,109 @@ trace_event(PyObject *obj, PyFrameObject *frame, int what, PyObject *arg)
 	return 0;
 }
 
+/* ---- the eval path (3.10+, evalhook.c) ------------------------------------- */
+
+/* The recorder frame f belongs to on thread ts: the thread's own, or a
+ * waiting one whose entry (a generator or coroutine) f resumes, on any
+ * thread. */
+static struct trec *
+ev_find(PyThreadState *ts, const void *f)
+{
+	int i;
+
+	for (i = 0; i < ev_top; i++) {
+		struct trec *r = ev_slot[i];
+
+		if (r == NULL)
+			continue;
+		if (r->state == REC_PAUSED ? r->root == f : r->ts == ts)
+			return r;
+	}
+	return NULL;
+}
+
+/* Is f one of ours that waits at a yield (then it resumes)? */
+static bool
+ev_suspended_here(struct trec *r, const void *f)
+{
+	int i;
+
+	for (i = 0; i < r->nsusp; i++)
+		if (r->susp[i].frame == f)
+			return true;
+	return false;
+}
+
+/*
+ * One Python frame evaluated on a thread that has a recorder (evh_eval
+ * sends only those): the frame is pushed (or, a generator of ours, resumed)
+ * before the interpreter runs it and popped (or suspended) after, so the
+ * calls nest as the C stack does; its caller is the thread's current frame
+ * at entry, the call site that frame's instruction.  Nothing here touches
+ * the frame's result or the exception it raised.
+ */
+PyObject *
+agent_trace_eval(PyThreadState *ts, evh_frame *f, int throwflag)
+{
+	struct trec *r = ev_find(ts, f);
+	PyObject *code, *res;
+	bool ours = false, gen;
+
+	/* Frames of a trace or monitoring callback (3.12+: observe.py's
+	 * PY_RETURN handler runs inside the entry) are not the program's: the
+	 * profile hook does not see them either. */
+	if (r == NULL || ts->tracing > 0)
+		return evh_default(ts, f, throwflag);
+	if (r->s->stopped) {
+		rec_unhook(r);
+		return evh_default(ts, f, throwflag);
+	}
+	code = evh_code(f);
+	switch (r->state) {
+	case REC_WAIT:	/* between _fp_trace_begin and the entry's first run */
+		if (code == r->entry && !evh_creating(f)) {
+			r->state = REC_RUN;
+			r->root = f;
+			rec_push(r, code, code, -1, f, evh_holder(f));
+			ours = true;
+		}
+		break;
+	case REC_PAUSED:	/* ev_find: f is the entry's frame, resuming */
+		r->ts = ts;
+		ours = rec_resume(r, f);
+		break;
+	case REC_RUN:
+		if (r->extra == 0 && r->nsusp > 0 && ev_suspended_here(r, f))
+			ours = rec_resume(r, f);
+		else if (!evh_creating(f)) {
+			rec_push(r, code, code, r->extra == 0 ? evh_caller_lasti(ts) : -1, f,
+			    evh_holder(f));
+			ours = true;
+		}
+		break;
+	default:
+		break;
+	}
+	if (!ours)
+		return evh_default(ts, f, throwflag);
+	/* The capsule may be freed meanwhile (3.12+ finish the recorder from
+	 * inside the entry, at its PY_RETURN, and may drop it). */
+	Py_INCREF(r->self);
+	gen = ((PyCodeObject *)code)->co_flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR);
+	res = evh_default(ts, f, throwflag);
+	/* Ended (the entry returned, a stop, _fp_trace_end) while f ran:
+	 * nothing of f is left to close. */
+	if (r->hooked && r->state == REC_RUN) {
+		if (r->extra > 0)
+			rec_pop(r);
+		else if (r->depth > 0 && r->stack[r->depth - 1].frame == f &&
+		    !(gen && evh_suspended(f) && rec_suspend(r)))
+			rec_pop(r);
+	}
+	Py_DECREF(r->self);
+	return res;
+}
+
 static void
 rec_free(PyObject *cap)
 {
@@ -412,7 +598,7 @@ rec_free(PyObject *cap)
 	for (i = 0; i < r->nnodes; i++)
 		Py_DECREF(r->nodes[i].callee);
 	for (i = 0; i < r->nsusp; i++)
-		Py_DECREF(r->susp[i].frame);
+		Py_DECREF(r->susp[i].hold);
 	free(r->nodes);
 	Py_XDECREF(r->session);
 	Py_XDECREF(r->entry);
@@ -425,23 +611,48 @@ session_free(PyObject *cap)
 	free(PyCapsule_GetPointer(cap, SESSION_NAME));
 }
 
-/* _fp_trace_session(max_depth) */
+/*
+ * Which mechanism records by default on this interpreter (measured, see
+ * README's "make bench-trace"): the eval path on 3.10+, where a profile
+ * hook costs 2.4x (3.11: every instruction through the tracing path,
+ * unspecialized), 1.3x (3.10) or 1.1-1.2x (3.12, 3.13: sys.monitoring
+ * shims) on a call of 1,000 small Python calls and the evaluator 1.00-1.08x;
+ * the profile hook on 3.8 and 3.9 (no eval path there: their hook costs
+ * about what the evaluator would).
+ */
+static bool
+eval_by_default(void)
+{
+	return evh_supported();
+}
+
+/* _fp_trace_session(max_depth, c_calls) -> (session, mechanism, note):
+ * mechanism "eval" or "profile", note why the profile hook when it was
+ * not asked for (None otherwise). */
 static PyObject *
 py_session(PyObject *self, PyObject *args)
 {
 	struct tsession *s;
 	PyObject *cap;
-	int max_depth;
+	const char *note = NULL;
+	int max_depth, c_calls;
 
 	(void)self;
-	if (!PyArg_ParseTuple(args, "i", &max_depth))
+	if (!PyArg_ParseTuple(args, "ip", &max_depth, &c_calls))
 		return NULL;
 	if ((s = calloc(1, sizeof *s)) == NULL)
 		return PyErr_NoMemory();
 	s->max_depth = max_depth;
-	if ((cap = PyCapsule_New(s, SESSION_NAME, session_free)) == NULL)
+	if (!c_calls && eval_by_default()) {
+		s->eval = evh_state() != EVH_FOREIGN;
+		if (!s->eval)
+			note = "another tool's frame evaluator (PEP 523) is installed";
+	}
+	if ((cap = PyCapsule_New(s, SESSION_NAME, session_free)) == NULL) {
 		free(s);
-	return cap;
+		return NULL;
+	}
+	return Py_BuildValue("(Nsz)", cap, s->eval ? "eval" : "profile", note);
 }
 
 /* Is the entry's frame already running (an observer called at its start)? */
@@ -464,6 +675,7 @@ py_begin(PyObject *self, PyObject *args)
 	PyObject *scap, *code, *cap;
 	PyThreadState *ts = PyThreadState_Get();
 	PyFrameObject *in;
+	evh_frame *ef;
 	struct tsession *s;
 	struct trec *r;
 
@@ -472,7 +684,7 @@ py_begin(PyObject *self, PyObject *args)
 	    (s = PyCapsule_GetPointer(scap, SESSION_NAME)) == NULL)
 		return NULL;
 	/* Another profiler, or this very trace one level up (recursion). */
-	if (s->stopped || ts->c_profilefunc != NULL)
+	if (s->stopped || ts->c_profilefunc != NULL || ev_of_thread(ts) != NULL)
 		Py_RETURN_NONE;
 	if ((r = calloc(1, sizeof *r)) == NULL)
 		return PyErr_NoMemory();
@@ -486,10 +698,29 @@ py_begin(PyObject *self, PyObject *args)
 	Py_INCREF(scap);
 	r->entry = code;
 	Py_INCREF(code);
+	/* The eval path, when the evaluator is ours or can be, and the entry
+	 * is not a generator or coroutine already running (3.12+: hooked from
+	 * inside its first run, whose yield the evaluator would not see). */
+	if (s->eval && ((ef = evh_running(ts, code)) == NULL ||
+	    !(((PyCodeObject *)code)->co_flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR)))) {
+		r->eval = true;
+		r->hooked = true;
+		r->ts = ts;
+		if (ev_register(r)) {
+			if (ef != NULL) {
+				r->state = REC_RUN;
+				r->root = ef;
+				rec_push(r, code, code, -1, ef, NULL);
+			}
+			return cap;
+		}
+		r->eval = false;	/* another evaluator came meanwhile: the profile hook */
+		r->hooked = false;
+	}
 	if ((in = running_entry(code)) != NULL) {
 		r->state = REC_RUN;
 		r->root = in;
-		rec_push(r, code, code, -1, in);
+		rec_push(r, code, code, -1, in, (PyObject *)in);
 	}
 	r->hooked = true;
 	r->ts = ts;
@@ -535,7 +766,8 @@ py_resume(PyObject *self, PyObject *cap)
 	(void)self;
 	if (r == NULL)
 		return NULL;
-	if (r->state != REC_PAUSED || r->hooked || r->s->stopped || ts->c_profilefunc != NULL)
+	if (r->eval || r->state != REC_PAUSED || r->hooked || r->s->stopped ||
+	    ts->c_profilefunc != NULL)
 		Py_RETURN_NONE;
 	r->hooked = true;
 	r->ts = ts;
@@ -554,11 +786,18 @@ static PyObject *
 py_stop(PyObject *self, PyObject *scap)
 {
 	struct tsession *s = PyCapsule_GetPointer(scap, SESSION_NAME);
+	int i;
 
 	(void)self;
 	if (s == NULL)
 		return NULL;
 	s->stopped = 1;
+	/* The eval path's recorders of it leave at once, and with the last one
+	 * the evaluator: a stop from the worker (the end of the trace, reset,
+	 * a disconnect, a fork's child) must not wait for their threads. */
+	for (i = 0; i < ev_top; i++)
+		if (ev_slot[i] != NULL && ev_slot[i]->s == s)
+			rec_unhook(ev_slot[i]);
 	Py_RETURN_NONE;
 }
 

@@ -1,13 +1,20 @@
 /*
  * trace — the call-tree recorder under the agent's `trace` command.
  *
- * While one call of the traced function runs, a C profile hook is set on
- * that thread only (PyEval_SetProfile) and merges every call beneath it
- * into a tree keyed by (callee, call site): repeats become one node with a
- * count, a total, a minimum and a maximum.  The hook is removed when the
- * call returns, or at the thread's next event once its session is stopped.
- * It must never be set on a thread that already has a profiler (a debugger,
- * cProfile) and never raises into the application.
+ * While one call of the traced function runs, every call beneath it is
+ * merged into a tree keyed by (callee, call site): repeats become one node
+ * with a count, a total, a minimum and a maximum.  Two mechanisms see the
+ * calls (a session picks one, see py_session):
+ *   - the eval path (3.10+, the default): our PEP 523 frame evaluator
+ *     (evalhook.c), installed while some recorder is registered, times the
+ *     Python frames of the threads with one; builtins are not seen.  A
+ *     stop takes it out at once; it is never put over another tool's.
+ *   - the profile hook (3.8, 3.9, --c-calls, another tool's evaluator): a
+ *     C profile hook on that thread only (PyEval_SetProfile), removed when
+ *     the call returns, or at the thread's next event once its session is
+ *     stopped.
+ * Neither is used on a thread that already has a profiler (a debugger,
+ * cProfile); neither raises into the application.
  *
  * A generator or coroutine gives one tree for its whole execution: at each
  * yield or await of its frame the recorder pauses, keeping the open calls
@@ -18,7 +25,7 @@
  * until the frame resumes.
  *
  * Python sees (in the helper's namespace, see tracehelper.py):
- *   _fp_trace_session(max_depth) -> session
+ *   _fp_trace_session(max_depth, c_calls) -> (session, mechanism, note)
  *   _fp_trace_begin(session, code) -> recorder or None (not traced)
  *   _fp_trace_end(recorder) -> cost of the call in ns, or None
  *   _fp_trace_stop(session)  every recorder of it unhooks at its next event

@@ -7,7 +7,8 @@
 # the finished tree.  The tree is turned into JSON by C on the worker.
 #
 # C gives this namespace (inject/agent/trace.c):
-#   _fp_trace_session(max_depth), _fp_trace_begin(session, code),
+#   _fp_trace_session(max_depth, c_calls) -> (session, mechanism, note),
+#   _fp_trace_begin(session, code),
 #   _fp_trace_end(recorder), _fp_trace_stop(session), _fp_trace_resume(recorder)
 
 _TRACE_QUEUE = 32           # finished trees waiting for the worker; more are dropped
@@ -94,12 +95,17 @@ def trace_run(conn, rid, spec, record, cancelled):
         targets, matched = spec_targets(spec)
     except WatchError as e:
         return {"ok": False, "message": str(e)}
-    w = _Trace(_fp_trace_session(int(spec.get("max_depth") or 0)), filt,
-               int(float(spec.get("entrance_ms") or 0) * 1e6), spec.get("nested"))
+    session, mechanism, note = _fp_trace_session(int(spec.get("max_depth") or 0),
+                                                 bool(spec.get("c_calls")))
+    w = _Trace(session, filt, int(float(spec.get("entrance_ms") or 0) * 1e6), spec.get("nested"))
     limit = spec.get("limit", 10)
     shown = 0
     with observing(conn, rid, "trace", w, targets, spec.get("nested")) as labels:
-        record({"started": True, "matched": matched, "observed": labels}, [])
+        start = {"started": True, "matched": matched, "observed": labels,
+                 "mechanism": mechanism}
+        if note is not None:
+            start["mechanism_note"] = note
+        record(start, [])
         reported_drops = 0
         reported_filter = None
         for call in observed_calls(w, cancelled, lambda: shown < limit):

@@ -80,10 +80,27 @@ def assert_clean(profiler, pid):
     assert py(profiler, pid, "seen_hooks()") == "[]"
 
 
-def test_trace_tree_lines_and_merged_repeats(profiler, target):
+def eval_path(python, c_calls):
+    """Does trace record with the frame evaluator (inject/agent/evalhook.c)
+    by default on this interpreter, and was it not asked for --c-calls?"""
+    return python.version_info >= (3, 10) and not c_calls
+
+
+EVAL_NOTE = ("(Python calls only: time in builtins is their caller's own; --c-calls shows "
+             "them, at a higher cost.)\n")
+
+
+@pytest.mark.parametrize("c_calls", [False, True], ids=["default", "c-calls"])
+def test_trace_tree_lines_and_merged_repeats(profiler, target, python, c_calls):
+    """The same tree from both mechanisms, but for the builtin: the eval
+    path (3.10+ by default) sees Python calls only, time.sleep's 2 ms stay
+    in func's own time; the profile hook (--c-calls, 3.8/3.9) shows it."""
     pid = target.pid
-    out = ok(profiler.cmd(pid, "trace __main__ func -i 0 -n 2"))
-    assert out.startswith("Tracing __main__.func (Ctrl-C to stop).\n"), out
+    out = ok(profiler.cmd(pid, "trace __main__ func -i 0 -n 2" + (" --c-calls" if c_calls else "")))
+    head = "Tracing __main__.func (Ctrl-C to stop).\n"
+    assert out.startswith(head + EVAL_NOTE if eval_path(python, c_calls) else head), out
+    assert eval_path(python, c_calls) or EVAL_NOTE not in out, out
+    builtin = not eval_path(python, c_calls)
     got = trees(out)
     assert len(got) == 2, out
     for i, (head, nodes) in enumerate(got, 1):
@@ -93,17 +110,22 @@ def test_trace_tree_lines_and_merged_repeats(profiler, target):
         assert nodes[0][1].group("share") == "100.0"
         kids = children(nodes, 0)
         names = [(m.group("name"), m.group("line")) for m in kids]
-        assert names == [("work", str(LINES["work"])), ("time.sleep", str(LINES["sleep"])),
-                         ("leaf", str(LINES["leaf3"]))], out
+        assert names == [("work", str(LINES["work"]))] + \
+            ([("time.sleep", str(LINES["sleep"]))] if builtin else []) + \
+            [("leaf", str(LINES["leaf3"]))], out
         # leaf(1) three times at one site: one line, count exact.
-        assert "[count=3 min=" in kids[2].group("rest"), out
+        assert "[count=3 min=" in kids[-1].group("rest"), out
         work = [j for j, (d, m) in enumerate(nodes) if m.group("name") == "work"][0]
         inner = children(nodes, work)
         assert [(m.group("name"), m.group("line")) for m in inner] == \
             [("leaf", str(LINES["leaf5"]))], out
         assert "[count=5 min=" in inner[0].group("rest")
-        # Shares of the parent: the sleep dominates func.
-        assert float(kids[1].group("share")) > 50.0
+        # Shares of the parent: the sleep dominates func, as a line of its
+        # own or as func's own time (what its callees leave).
+        if builtin:
+            assert float(kids[1].group("share")) > 50.0
+        else:
+            assert sum(float(k.group("share")) for k in kids) < 50.0, out
     assert_clean(profiler, pid)
 
 
@@ -144,14 +166,15 @@ def test_trace_leaves_another_profiler_alone(profiler, target):
 def test_trace_interval_and_depth(profiler, target):
     pid = target.pid
     # -i 1: only time.sleep (2 ms) is slower than 1 ms; the rest is counted.
-    out = ok(profiler.cmd(pid, "trace __main__ func -i 1 -n 1"))
+    # --c-calls: the profile hook, which shows the builtin (time.sleep).
+    out = ok(profiler.cmd(pid, "trace __main__ func -i 1 -n 1 --c-calls"))
     head, nodes = trees(out)[0]
     assert [m.group("name") for d, m in nodes] == ["func", "time.sleep"]
     # work once and leaf three times at func's level are left out, and said so.
     assert re.search(r"\n {8}\(4 more calls, [\d.]+(us|ms): under -i, below -d or importing\)\n",
                      out), out
     # -d 1 -i 0: func's own callees, nothing beneath them.
-    out = ok(profiler.cmd(pid, "trace __main__ func -d 1 -i 0 -n 1"))
+    out = ok(profiler.cmd(pid, "trace __main__ func -d 1 -i 0 -n 1 --c-calls"))
     head, nodes = trees(out)[0]
     assert [(d, m.group("name")) for d, m in nodes] == \
         [(0, "func"), (1, "work"), (1, "time.sleep"), (1, "leaf")], out
@@ -218,6 +241,57 @@ def test_trace_hooks_removed_on_ctrl_c_and_sigkill(profiler, target):
     # Unhooked in the middle of the call, not by its end.
     assert int(py(profiler, pid, "STATE['long_started']")) == mid
     assert mid > started
+    assert_clean(profiler, pid)
+
+
+@pytest.mark.parametrize("c_calls", [False, True], ids=["default", "c-calls"])
+def test_trace_mechanism_seen_from_inside(profiler, target, python, c_calls):
+    """While long_call is traced, its thread has a profile hook (3.8/3.9,
+    --c-calls) or, the eval path, none but the interpreter runs trace's
+    frame evaluator; either is gone when the trace is cancelled."""
+    pid = target.pid
+    py(profiler, pid, "STATE.update(long_profile=False, long_eval=False)")
+    proc = start_trace(pid, "trace __main__ long_call -n 5" + (" --c-calls" if c_calls else ""))
+    wait_for(profiler, pid, "STATE['in_long']", "True", 15)
+    ev = eval_path(python, c_calls)
+    assert py(profiler, pid, "STATE['long_profile']") == str(not ev)
+    assert py(profiler, pid, "STATE['long_eval']") == str(ev)
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=10)
+    wait_for(profiler, pid, "STATE['in_long']", "False", 2)
+    assert py(profiler, pid, "STATE['long_eval']") == "False"
+    assert_clean(profiler, pid)
+
+
+FOREIGN_EVAL = os.path.join(AGENT_TESTS, "targets", "foreign_eval.c")
+
+
+@pytest.mark.min_python((3, 10))
+def test_trace_another_frame_evaluator_kept(profiler, target, python, tmp_path):
+    """Another tool's frame evaluator (as PyTorch dynamo's or pydevd's) is
+    installed: trace records with the profile hook instead, says so, and
+    leaves that evaluator in place and working."""
+    lib = str(tmp_path / "foreign_eval.so")
+    subprocess.run(["cc", "-shared", "-fPIC", "-I", python.includedir, "-o", lib, FOREIGN_EVAL],
+                   check=True)
+    pid = target.pid
+    ok(profiler.cmd(pid, 'execute "import ctypes, __main__; __main__.FOREIGN = '
+                         'ctypes.PyDLL(%r); __main__.FOREIGN.foreign_install()"' % lib))
+    try:
+        out = ok(profiler.cmd(pid, "trace __main__ func -i 0 -n 1"))
+        assert out.startswith("Tracing __main__.func (Ctrl-C to stop).\n(With the profile hook, "
+                              "builtins included: another tool's frame evaluator (PEP 523) is "
+                              "installed.)\n"), out
+        head, nodes = trees(out)[0]
+        assert "time.sleep" in [m.group("name") for d, m in nodes], out
+        # Still the foreign one, and still evaluating the program's frames.
+        before = int(py(profiler, pid, "FOREIGN.foreign_frames()"))
+        assert py(profiler, pid, "default_frame_evaluator()") == "False"
+        time.sleep(0.1)
+        assert int(py(profiler, pid, "FOREIGN.foreign_frames()")) > before
+    finally:
+        ok(profiler.cmd(pid, 'execute "import __main__; __main__.FOREIGN.foreign_remove()"'))
+    assert py(profiler, pid, "default_frame_evaluator()") == "True"
     assert_clean(profiler, pid)
 
 

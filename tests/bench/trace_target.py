@@ -3,8 +3,12 @@ one call of entry() (1,000 calls of work(), about 5 us each: the function
 the benchmark traces), the same body as same() (never traced), and the
 per-call cost of tiny() made 20,000 times by tiny_entry() (traced in the
 second part) and by tiny_same() (never traced); it prints one line per
-round: "round N entry NS same NS tiny NS tinysame NS" (CPU ns of the thread
-per entry call; per tiny call).  The main thread parks in time.sleep."""
+round: "round N entry NS same NS tiny NS tinysame NS other NS" (CPU ns of
+the thread per entry call; per tiny call).  "other" is what an unobserved
+thread pays: the median ns per call of tiny_other(), made in batches by a
+thread of its own that is never traced, while the rest runs (and while
+hold(), a 5 s call on a third thread, is traced: trace's frame evaluator
+is then installed all along).  The main thread parks in time.sleep."""
 
 import sys
 import threading
@@ -46,6 +50,30 @@ def tiny_same():
         tiny(i)
 
 
+def tiny_other():
+    for i in range(TINY):
+        tiny(i)
+
+
+def hold():
+    for _ in range(200):
+        time.sleep(0.025)
+
+
+OTHER = []     # ns per call of tiny_other's batches since the last round
+
+
+def other():
+    while True:
+        OTHER.append(timed(tiny_other) / TINY)
+        time.sleep(0.002)
+
+
+def holder():
+    while True:
+        hold()
+
+
 # The thread's own CPU time: on a loaded machine, time spent descheduled
 # would swamp a 5 % difference.
 clock = time.thread_time_ns
@@ -79,12 +107,16 @@ def measure():
             s += timed(same)
         t = timed(tiny_entry) / TINY
         ts = timed(tiny_same) / TINY
-        sys.stdout.write("round %d entry %.0f same %.0f tiny %.1f tinysame %.1f\n"
-                         % (n, e / 5, s / 5, t, ts))
+        o = sorted(OTHER)
+        del OTHER[:]
+        sys.stdout.write("round %d entry %.0f same %.0f tiny %.1f tinysame %.1f other %.1f\n"
+                         % (n, e / 5, s / 5, t, ts, o[len(o) // 2] if o else 0))
         sys.stdout.flush()
         time.sleep(0.02)
 
 
 threading.Thread(target=measure, daemon=True).start()
+threading.Thread(target=other, daemon=True).start()
+threading.Thread(target=holder, daemon=True).start()
 while True:
     time.sleep(3600)

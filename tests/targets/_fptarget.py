@@ -215,6 +215,32 @@ def _lookup(namespace, name):
     return obj
 
 
+def frame_evaluator():
+    """The interpreter's PEP 523 frame evaluator (an address), or None
+    where it cannot be read (3.8, no ctypes): trace's eval path installs
+    one of its own while a traced call runs (inject/agent/evalhook.c)."""
+    try:
+        import ctypes
+        api = ctypes.pythonapi
+        get = api._PyInterpreterState_GetEvalFrameFunc
+        interp = api.PyInterpreterState_Get
+    except (ImportError, AttributeError):
+        return None
+    get.restype, get.argtypes = ctypes.c_void_p, [ctypes.c_void_p]
+    interp.restype, interp.argtypes = ctypes.c_void_p, []
+    return get(interp())
+
+
+def default_frame_evaluator():
+    """Is the interpreter's own frame evaluator the one installed (True
+    where it cannot be read)?"""
+    cur = frame_evaluator()
+    if cur is None:
+        return True
+    import ctypes
+    return cur == ctypes.cast(ctypes.pythonapi._PyEval_EvalFrameDefault, ctypes.c_void_p).value
+
+
 def hooks_snapshot(namespace, names, classes=()):
     """The originals hooks_left compares with: the objects named in names
     (see _lookup) and every attribute of the classes named in classes,
@@ -235,7 +261,8 @@ def hooks_snapshot(namespace, names, classes=()):
     mon = getattr(sys, "monitoring", None)
     tools = dict((t, mon.get_tool(t)) for t in range(6)) if mon else {}
     return {"objects": objects, "codes": codes, "tools": tools,
-            "classes": dict((c, set(vars(namespace[c]))) for c in classes)}
+            "classes": dict((c, set(vars(namespace[c]))) for c in classes),
+            "evaluator": frame_evaluator()}
 
 
 def hooks_left(namespace, originals):
@@ -244,7 +271,8 @@ def hooks_left(namespace, originals):
     attributes added, "code NAME" for each function whose code is not the
     original, "vectorcall NAME" for each whose call slot is not the
     interpreter's own, "tool T=WHO" for a sys.monitoring tool id held by anyone but
-    the program and "lost tool T" for one of the program's that changed."""
+    the program, "lost tool T" for one of the program's that changed and
+    "frame evaluator" when the PEP 523 evaluator is not the one of start."""
     left = [n for n, obj in originals["objects"].items() if _lookup(namespace, n) is not obj]
     for c, keys in originals["classes"].items():
         left += [c + "." + k for k in vars(namespace[c]) if k not in keys]
@@ -263,4 +291,6 @@ def hooks_left(namespace, originals):
             left.append("tool %d=%s" % (t, now))
         elif who is not None and now != who:
             left.append("lost tool %d" % t)
+    if frame_evaluator() != originals["evaluator"]:
+        left.append("frame evaluator")
     return left

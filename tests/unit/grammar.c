@@ -731,7 +731,7 @@ test_watch(void)
 }
 
 #define TRACE_USAGE "(usage: trace module [class] method [-i MS] [-nm NAME] [-et MS] [-d N] " \
-	"[-n N] [-f EXPR] [-E])"
+	"[-n N] [-f EXPR] [-E] [--c-calls])"
 
 static void
 test_trace(void)
@@ -745,6 +745,7 @@ test_trace(void)
 	parses("trace m f --depth 3 --interval 0.1 --entrance_time 30 --limits 5 --filter x",
 	    "trace(m, f) --depth=3 --interval=0.1 --entrance_time=30 --limits=5 --filter=x");
 	parses("trace m f -i 0.05 -E", "trace(m, f) --interval=0.05 --regex");
+	parses("trace m f --c-calls", "trace(m, f) --c-calls");
 	part_is("trace m f", "--interval", "0.1");
 	part_is("trace m f", "--limits", "10");
 	part_is("trace m f", "--depth", NULL);

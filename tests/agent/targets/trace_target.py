@@ -3,8 +3,8 @@ with known repeats: leaf five times at one site inside work, three times at
 one site in func) and uses json.dumps, checking every result; a "looper"
 thread calls long_call(), which runs for seconds; a "bystander" thread
 only loops; an "own" thread calls func() under a profiler of its own
-(sys.setprofile), which a trace must leave alone.  Every thread notes when it finds a profile hook set outside a
-traced call (seen_hooks), so a test can check from inside that a trace
+(sys.setprofile), which a trace must leave alone.  Every thread notes when it finds a profile hook
+or trace's frame evaluator set outside a traced call (seen_hooks), so a test can check from inside that a trace
 left nothing behind.  Nothing is printed.  Runs on CPython 3.8 and later.
 """
 
@@ -15,12 +15,13 @@ import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "targets"))
-from _fptarget import Spot, announce_when_parked, hooks_snapshot  # noqa: E402
+from _fptarget import Spot, announce_when_parked, default_frame_evaluator, hooks_snapshot  # noqa: E402
 from _fptarget import hooks_left as _hooks_left  # noqa: E402
 
 PAYLOAD = {"a": [1, 2, 3], "b": {"c": "d"}}
 EXPECTED = json.dumps(PAYLOAD)
-STATE = {"loops": 0, "json_calls": 0, "json_wrong": 0, "in_long": False, "long_started": 0}
+STATE = {"loops": 0, "json_calls": 0, "json_wrong": 0, "in_long": False, "long_started": 0,
+         "long_profile": False, "long_eval": False}
 SEEN = set()
 
 
@@ -67,7 +68,10 @@ def long_call():
     end = time.monotonic() + 4
     while time.monotonic() < end:
         leaf(1)
-        STATE["in_long"] = sys.getprofile() is not None
+        STATE["in_long"] = hooked()
+        # Which mechanism records this call (tests of trace's eval path).
+        STATE["long_profile"] = sys.getprofile() is not None
+        STATE["long_eval"] = not default_frame_evaluator()
         time.sleep(0.001)
     STATE["in_long"] = False
 
@@ -86,8 +90,14 @@ def seen_hooks():
     return out
 
 
+def hooked():
+    """Does this thread pay for a trace: a profile hook, or trace's frame
+    evaluator (3.10+'s eval path, process-wide while a traced call runs)?"""
+    return sys.getprofile() is not None or not default_frame_evaluator()
+
+
 def note(name):
-    if sys.getprofile() is not None:
+    if hooked():
         SEEN.add(name)
 
 
