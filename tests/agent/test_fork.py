@@ -135,6 +135,31 @@ def test_multiprocessing_fork_child_is_attachable(python, launch, profiler, tmp_
     assert status == 0 and err == ""
 
 
+@pytest.mark.min_python((3, 10))
+def test_forked_child_drops_the_parents_trace_evaluator(python, launch, profiler, tmp_path):
+    """A fork from inside a traced call (tick()), trace's frame evaluator
+    installed (the eval path, 3.10+): the child has the interpreter's own
+    evaluator back and no hook; the parent's trace goes on until stopped,
+    then nothing is left there either."""
+    f = Forker(launch, python, tmp_path / "f", mode="tick", allow_output=True,
+               env={"FORK_HOOKS": "1"})
+    hooks = 'execute "import __main__; print(__main__.hooks_left())"'
+    proc = subprocess.Popen([BINARY, str(f.pid), "--cmd", "trace __main__ tick -n 1000000"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout.readline().startswith(b"Tracing ")
+    assert proc.stdout.readline().startswith(b"(Python calls only: ")   # the eval path
+    assert proc.stdout.readline().startswith(b"[1] ")   # tick() calls are traced
+    child = f.fork()
+    r = profiler.cmd(child, hooks)
+    assert r.code == EXIT_OK and r.stdout == "[]\n", r.describe()
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=WAIT)
+    r = profiler.cmd(f.pid, hooks)
+    assert r.code == EXIT_OK and r.stdout == "[]\n", r.describe()
+    status, _ = f.finish()
+    assert status == 0
+
+
 def test_forked_child_drops_the_parents_watch(python, launch, profiler, tmp_path):
     """A watch running in the parent when it forks: the child has none of
     its hooks (its client is the parent's; nothing would read what they

@@ -263,6 +263,22 @@ def test_trace_mechanism_seen_from_inside(profiler, target, python, c_calls):
     assert_clean(profiler, pid)
 
 
+@pytest.mark.min_python((3, 10))
+def test_trace_evaluator_out_at_once(profiler, target):
+    """The client killed while the traced call sits in one builtin (nap's
+    3 s sleep): trace's frame evaluator is out within a second, before
+    that call returns -- not at the thread's next Python call."""
+    pid = target.pid
+    proc = start_trace(pid, "trace __main__ nap -n 5")
+    wait_for(profiler, pid, "default_frame_evaluator()", "False", 10)
+    naps = py(profiler, pid, "STATE['naps']")
+    proc.kill()
+    proc.communicate(timeout=10)
+    wait_for(profiler, pid, "default_frame_evaluator()", "True", 1)
+    assert py(profiler, pid, "STATE['naps']") == naps   # the same call still sleeps
+    assert_clean(profiler, pid)
+
+
 FOREIGN_EVAL = os.path.join(AGENT_TESTS, "targets", "foreign_eval.c")
 
 

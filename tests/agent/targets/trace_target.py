@@ -1,7 +1,8 @@
 """Target of the trace suite: a "driver" thread calls func() (a call tree
 with known repeats: leaf five times at one site inside work, three times at
 one site in func) and uses json.dumps, checking every result; a "looper"
-thread calls long_call(), which runs for seconds; a "bystander" thread
+thread calls long_call(), which runs for seconds; a "napper" thread calls
+nap(), 3 s in one time.sleep; a "bystander" thread
 only loops; an "own" thread calls func() under a profiler of its own
 (sys.setprofile), which a trace must leave alone.  Every thread notes when it finds a profile hook
 or trace's frame evaluator set outside a traced call (seen_hooks), so a test can check from inside that a trace
@@ -21,7 +22,7 @@ from _fptarget import hooks_left as _hooks_left  # noqa: E402
 PAYLOAD = {"a": [1, 2, 3], "b": {"c": "d"}}
 EXPECTED = json.dumps(PAYLOAD)
 STATE = {"loops": 0, "json_calls": 0, "json_wrong": 0, "in_long": False, "long_started": 0,
-         "long_profile": False, "long_eval": False}
+         "long_profile": False, "long_eval": False, "naps": 0}
 SEEN = set()
 
 
@@ -76,7 +77,14 @@ def long_call():
     STATE["in_long"] = False
 
 
-ORIGINALS = hooks_snapshot(globals(), ["func", "outer", "slowish", "long_call", "json.dumps"])
+def nap():
+    """3 s in one builtin: no Python frame starts or ends meanwhile."""
+    STATE["naps"] += 1
+    time.sleep(3)
+
+
+ORIGINALS = hooks_snapshot(globals(), ["func", "outer", "slowish", "long_call", "nap",
+                                       "json.dumps"])
 
 
 def hooks_left():
@@ -135,6 +143,11 @@ def own():
         time.sleep(0.003)
 
 
+def napper():
+    while True:
+        nap()
+
+
 def bystander():
     while True:
         leaf(2)
@@ -143,7 +156,7 @@ def bystander():
 
 
 def main():
-    for fn in (drive, loop_long, bystander, own):
+    for fn in (drive, loop_long, bystander, own, napper):
         threading.Thread(target=fn, name=fn.__name__, daemon=True).start()
     here = os.path.abspath(__file__)
     announce_when_parked([Spot(threading.main_thread(), here, "main")])
