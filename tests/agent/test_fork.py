@@ -135,6 +135,17 @@ def test_multiprocessing_fork_child_is_attachable(python, launch, profiler, tmp_
     assert status == 0 and err == ""
 
 
+def stop_and_check_parent(profiler, f, proc, hooks):
+    """Ctrl-C to the parent's client: nothing is left in the parent then,
+    and both processes exit cleanly."""
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=WAIT)
+    r = profiler.cmd(f.pid, hooks)
+    assert r.code == EXIT_OK and r.stdout == "[]\n", r.describe()
+    status, _ = f.finish()
+    assert status == 0
+
+
 @pytest.mark.min_python((3, 10))
 def test_forked_child_drops_the_parents_trace_evaluator(python, launch, profiler, tmp_path):
     """A fork from inside a traced call (tick()), trace's frame evaluator
@@ -152,12 +163,7 @@ def test_forked_child_drops_the_parents_trace_evaluator(python, launch, profiler
     child = f.fork()
     r = profiler.cmd(child, hooks)
     assert r.code == EXIT_OK and r.stdout == "[]\n", r.describe()
-    proc.send_signal(signal.SIGINT)
-    proc.communicate(timeout=WAIT)
-    r = profiler.cmd(f.pid, hooks)
-    assert r.code == EXIT_OK and r.stdout == "[]\n", r.describe()
-    status, _ = f.finish()
-    assert status == 0
+    stop_and_check_parent(profiler, f, proc, hooks)
 
 
 def test_forked_child_drops_the_parents_watch(python, launch, profiler, tmp_path):
@@ -178,9 +184,4 @@ def test_forked_child_drops_the_parents_watch(python, launch, profiler, tmp_path
     assert r.code == EXIT_OK and r.stdout == "[]\n", r.describe()
     r = profiler.cmd(f.pid, hooks)
     assert r.code == EXIT_OK and r.stdout == watched.stdout, r.describe()
-    proc.send_signal(signal.SIGINT)
-    proc.communicate(timeout=WAIT)
-    r = profiler.cmd(f.pid, hooks)
-    assert r.code == EXIT_OK and r.stdout == "[]\n", r.describe()
-    status, _ = f.finish()
-    assert status == 0
+    stop_and_check_parent(profiler, f, proc, hooks)
