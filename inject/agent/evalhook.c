@@ -14,6 +14,14 @@
 #if PY_VERSION_HEX >= 0x030b0000
 #include <internal/pycore_frame.h>
 #endif
+/* 3.14 (untested: no 3.14 here) moved the frame's inline helpers to
+ * pycore_interpframe.h and made f_executable a _PyStackRef, which
+ * _PyFrame_GetCode reads. */
+#if PY_VERSION_HEX >= 0x030e0000 && defined(__has_include)
+#if __has_include(<internal/pycore_interpframe.h>)
+#include <internal/pycore_interpframe.h>
+#endif
+#endif
 #if PY_VERSION_HEX >= 0x030a0000
 #include <frameobject.h>
 #endif
@@ -85,10 +93,10 @@ evh_default(PyThreadState *ts, evh_frame *f, int throwflag)
 	return _PyEval_EvalFrameDefault(ts, f, throwflag);
 }
 
-/* The code of an interpreter frame: 3.13 calls it f_executable (a code
+/* The code of an interpreter frame: 3.13+ call it f_executable (a code
  * object in every frame we see: shims are skipped before). */
 #if PY_VERSION_HEX >= 0x030d0000
-#define PYFRAME_CODE(f) ((PyObject *)(f)->f_executable)
+#define PYFRAME_CODE(f) ((PyObject *)_PyFrame_GetCode(f))
 #elif PY_VERSION_HEX >= 0x030b0000
 #define PYFRAME_CODE(f) ((PyObject *)(f)->f_code)
 #endif
