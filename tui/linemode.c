@@ -3,6 +3,7 @@
 #include "tui/linemode.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,6 +63,7 @@ run_cancellable(struct runner *r, const char *line)
 {
 	char buf[8192];
 	int fds[2], status;
+	bool cancelled = false;
 	ssize_t n;
 	pid_t child;
 
@@ -85,19 +87,34 @@ run_cancellable(struct runner *r, const char *line)
 	}
 	close(fds[1]);
 	for (;;) {
+		struct pollfd pfd = { .fd = fds[0], .events = POLLIN };
+
+		/*
+		 * Each Ctrl-C goes on to the child.  The flag is looked at on
+		 * every turn, not only when a call returns EINTR: a SIGINT that
+		 * came while this copied output would otherwise wait for the
+		 * child's next line (gilstat's next report), or for ever.  The
+		 * wait is short for the same reason.
+		 */
+		if (interrupted) {
+			interrupted = 0;
+			cancelled = true;
+			kill(child, SIGINT);
+		}
+		if (poll(&pfd, 1, 100) <= 0)
+			continue;	/* EINTR or nothing yet */
 		n = read(fds[0], buf, sizeof buf);
 		if (n > 0) {
 			fwrite(buf, 1, (size_t)n, stdout);
 			fflush(stdout);
 			continue;
 		}
-		if (n < 0 && errno == EINTR) {
-			if (interrupted)
-				kill(child, SIGINT);
+		if (n < 0 && errno == EINTR)
 			continue;
-		}
 		break;
 	}
+	if (cancelled)
+		interrupted = 1;	/* the command loop sees it was cancelled */
 	close(fds[0]);
 	while (waitpid(child, &status, 0) < 0 && errno == EINTR)
 		;
