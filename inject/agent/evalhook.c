@@ -119,8 +119,8 @@ evh_creating(evh_frame *vf)
 #if PY_VERSION_HEX >= 0x030b0000
 	evh_pyframe *f = vf;
 
-	return f->owner != FRAME_OWNED_BY_GENERATOR && (((PyCodeObject *)PYFRAME_CODE(f))->co_flags &
-	    (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR));
+	return f->owner != FRAME_OWNED_BY_GENERATOR &&
+	    (((PyCodeObject *)PYFRAME_CODE(f))->co_flags & EVH_SUSPENDS);
 #else
 	(void)vf;
 	return false;

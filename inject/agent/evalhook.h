@@ -19,6 +19,9 @@
 
 #include "inject/agent/pyagent.h"
 
+/* A code whose returns may be yields: a generator's, a coroutine's. */
+#define EVH_SUSPENDS (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR)
+
 /* The frame an evaluator gets: PyFrameObject (3.10), _PyInterpreterFrame (3.11+). */
 typedef void evh_frame;
 

@@ -299,7 +299,7 @@ rec_push(struct trec *r, const void *key, PyObject *callee, int lasti, const voi
 	r->stack[r->depth].hold = hold;
 	r->stack[r->depth].ran = 0;
 	r->stack[r->depth].suspends = frame != NULL &&
-	    ((PyCodeObject *)callee)->co_flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR);
+	    ((PyCodeObject *)callee)->co_flags & EVH_SUSPENDS;
 	r->stack[r->depth].t0 = agent_now_ns();
 	r->depth++;
 }
@@ -572,7 +572,7 @@ agent_trace_eval(PyThreadState *ts, evh_frame *f, int throwflag)
 	/* The capsule may be freed meanwhile (3.12+ finish the recorder from
 	 * inside the entry, at its PY_RETURN, and may drop it). */
 	Py_INCREF(r->self);
-	gen = ((PyCodeObject *)code)->co_flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR);
+	gen = ((PyCodeObject *)code)->co_flags & EVH_SUSPENDS;
 	res = evh_default(ts, f, throwflag);
 	/* Ended (the entry returned, a stop, _fp_trace_end) while f ran:
 	 * nothing of f is left to close. */
@@ -611,21 +611,6 @@ session_free(PyObject *cap)
 	free(PyCapsule_GetPointer(cap, SESSION_NAME));
 }
 
-/*
- * Which mechanism records by default on this interpreter (measured, see
- * README's "make bench-trace"): the eval path on 3.10+, where a profile
- * hook costs 2.4x (3.11: every instruction through the tracing path,
- * unspecialized), 1.3x (3.10) or 1.1-1.2x (3.12, 3.13: sys.monitoring
- * shims) on a call of 1,000 small Python calls and the evaluator 1.00-1.08x;
- * the profile hook on 3.8 and 3.9 (no eval path there: their hook costs
- * about what the evaluator would).
- */
-static bool
-eval_by_default(void)
-{
-	return evh_supported();
-}
-
 /* _fp_trace_session(max_depth, c_calls) -> (session, mechanism, note):
  * mechanism "eval" or "profile", note why the profile hook when it was
  * not asked for (None otherwise). */
@@ -643,7 +628,13 @@ py_session(PyObject *self, PyObject *args)
 	if ((s = calloc(1, sizeof *s)) == NULL)
 		return PyErr_NoMemory();
 	s->max_depth = max_depth;
-	if (!c_calls && eval_by_default()) {
+	/* Which mechanism records by default (measured, see README's "make
+	 * bench-trace"): the eval path on 3.10+, where a profile hook costs
+	 * 2.4x (3.11: every instruction through the tracing path,
+	 * unspecialized), 1.3x (3.10) or 1.1-1.2x (3.12, 3.13: sys.monitoring
+	 * shims) on a call of 1,000 small Python calls and the evaluator
+	 * 1.00-1.08x; the profile hook on 3.8 and 3.9 (no eval path there). */
+	if (!c_calls && evh_supported()) {
 		s->eval = evh_state() != EVH_FOREIGN;
 		if (!s->eval)
 			note = "another tool's frame evaluator (PEP 523) is installed";
@@ -702,7 +693,7 @@ py_begin(PyObject *self, PyObject *args)
 	 * is not a generator or coroutine already running (3.12+: hooked from
 	 * inside its first run, whose yield the evaluator would not see). */
 	if (s->eval && ((ef = evh_running(ts, code)) == NULL ||
-	    !(((PyCodeObject *)code)->co_flags & (CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR)))) {
+	    !(((PyCodeObject *)code)->co_flags & EVH_SUSPENDS))) {
 		r->eval = true;
 		r->hooked = true;
 		r->ts = ts;
