@@ -36,6 +36,7 @@ $cc -std=gnu11 -shared -fPIC -fvisibility=hidden -Wno-deprecated-declarations \
 	-I"$build" -I"$src" -I"$tmp" -I"$inc" \
 	-o "$out.tmp" \
 	"$src/inject/agent/server.c" "$src/inject/agent/jobs.c" \
+	"$src/inject/agent/clock.c" \
 	"$src/inject/agent/pyside.c" "$src/inject/agent/forkhooks.c" \
 	"$src/inject/agent/format.c" "$src/core/protocol.c" \
 	"$src/inject/agent/mem.c" "$src/inject/agent/memscan.c" \

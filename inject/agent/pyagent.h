@@ -15,6 +15,8 @@
 
 #include <jansson.h>
 
+#include "inject/agent/clock.h"
+
 /*
  * How a value is described (the -x, -r and -v options):
  * depth      levels of containers and object attributes expanded (0..4)
@@ -30,17 +32,6 @@ struct fmt_opts {
 	size_t budget;		/* characters left for the whole tree */
 	bool truncated;		/* set when the budget ran out */
 };
-
-/* CLOCK_MONOTONIC in ns: time.monotonic_ns(), the clock helper.py's _ns() reads, so the C and
- * Python sides of the agent time calls on one clock (trace, watch). */
-static inline long long
-agent_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 /* Spellings of 3.9 and 3.10 the agent uses on 3.8 and 3.9. */
 #if PY_VERSION_HEX < 0x030A0000

@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "core/protocol.h"
+#include "inject/agent/clock.h"
 #include "inject/agent/jobs.h"
 
 #define MAX_CONNS 32
@@ -522,6 +523,7 @@ serve(void)
 			report("poll failed: %s", strerror(errno));
 			return;
 		}
+		agent_clock_tune();
 		if (pfd[1].revents & POLLIN)
 			drain_outbox();
 		/* Connections, back to front: conn_close() moves the last one into i. */
@@ -637,6 +639,7 @@ server_main(void *unused)
 			server_failed();
 			return NULL;
 		}
+		agent_clock_start();
 		/* Keep our threads out of the program's fork() (forkhooks.c). */
 		jobs_submit(0, 0, "__hooks", NULL);
 	}

@@ -12,6 +12,7 @@ import os
 import re
 import signal
 import subprocess
+import time
 
 import pytest
 
@@ -126,3 +127,32 @@ def test_watch_ends_while_a_call_runs(profiler, target):
     assert ok(profiler.cmd(pid, 'execute "import gc; gc.collect()"')) == ""
     assert ok(profiler.cmd(pid, EXECUTE % "unhold")) == "[7]\n"
     assert ok(profiler.cmd(pid, EXECUTE % "hooks_left")) == "[]\n"
+
+
+def ms(value, unit):
+    return float(value) * {"s": 1000.0, "ms": 1.0, "us": 0.001}[unit]
+
+
+def test_costs_are_on_the_programs_clock(profiler, target):
+    """The agent times calls with the CPU's counter where the kernel keeps
+    time with it (inject/agent/clock.c), on a line it tunes back onto
+    CLOCK_MONOTONIC once a second: its costs must agree with the program's
+    own time.monotonic_ns().  nap() sleeps 100 ms, so it costs at least
+    that, and no more than the longest nap the program timed around it: a
+    rate 0.3 % off, or a jump at a tuning, falls outside.  Watched, and
+    naps() (two sleeps of 100 ms in rest()) traced, before and after the agent's line
+    was tuned (more than a second later)."""
+    pid = target.pid
+    for _ in range(2):
+        costs = [cost_ms(r) for r in watch(profiler, pid, "nap -n 3")]
+        out = ok(profiler.cmd(pid, "trace __main__ naps -n 1"))
+        span = float(ok(profiler.cmd(pid, EXECUTE.replace("()", "('nap')") % "nap_span")))
+        spans = float(ok(profiler.cmd(pid, EXECUTE.replace("()", "('naps')") % "nap_span")))
+        assert len(costs) == 3 and all(100.0 <= c <= span for c in costs), (costs, span)
+        cost = float(re.search(r"  cost=(\d+\.\d+) ms", out).group(1))
+        assert 200.0 <= cost <= spans, (out, spans)
+        # Two lines, one per call site of rest() (100 ms) in naps().
+        rests = [ms(v, u) for v, u in re.findall(r"---\[\s*[\d.]+%\s+([\d.]+)(us|ms|s)\] rest #", out)]
+        assert len(rests) == 2 and all(c >= 100.0 for c in rests), out
+        assert sum(rests) <= cost, out
+        time.sleep(1.2)

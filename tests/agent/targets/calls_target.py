@@ -7,6 +7,8 @@ take a known least time, and two threads calling one function in lock
 step.  Threads call them forever; the main thread parks in time.sleep.
 hold()/unhold() keep a call of held() running while a watch ends.
 burst() calls flood() faster than any watch can show.
+nap() and rest() sleep 100 ms, naps() calls rest() twice; napper() times
+nap() and naps() with the program's own clock (NAPS, nap_span()).
 park()/release() leave a generator started (its call in flight) and drop
 it, to check that an observation keeps nothing of a call after it ends.
 Nothing is printed.  Runs on CPython 3.8 and later."""
@@ -131,6 +133,36 @@ def release():
     return "freed" if ref() is None else "kept"
 
 
+NAPS = []      # (name, ns) of the last calls of nap() and naps(), timed by napper()
+
+
+def nap():
+    time.sleep(0.1)
+
+
+def rest():
+    time.sleep(0.1)
+
+
+def naps():
+    rest()
+    rest()
+
+
+def nap_span(name):
+    """The longest of the last calls of name, in ms, on time.monotonic_ns()."""
+    return max(ns for n, ns in NAPS if n == name) / 1e6
+
+
+def napper():
+    while True:
+        for fn in (nap, naps):
+            t0 = time.monotonic_ns()
+            fn()
+            NAPS.append((fn.__name__, time.monotonic_ns() - t0))
+        del NAPS[:-40]
+
+
 def calls():
     i = 0
     while True:
@@ -167,7 +199,8 @@ def lockstep(who, mine, theirs):
 
 def main():
     a, b = threading.Event(), threading.Event()
-    for fn, args in ((calls, ()), (slow, ()), (lockstep, ("a", a, b)), (lockstep, ("b", b, a))):
+    for fn, args in ((calls, ()), (slow, ()), (lockstep, ("a", a, b)), (lockstep, ("b", b, a)),
+                     (napper, ())):
         threading.Thread(target=fn, args=args, daemon=True).start()
     a.set()
     here = os.path.abspath(__file__)
