@@ -23,51 +23,61 @@ median() {
 	    if ($i == k) print $(i + 1) }' | sort -n |
 	    awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
 }
-# trace_during FUNCTION: start tracing it, wait 7 rounds, stop with Ctrl-C.
+# median over the last $1 rounds of each round's entry/same: a round
+# interleaves them, so a loaded machine's drift cancels within it.
+ratio() {
+	tail -n "$1" "$work/rounds" | awk '{ for (i = 3; i < NF; i += 2) v[$i] = $(i + 1)
+	    print v["entry"] / v["same"] }' | sort -n |
+	    awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'
+}
+# trace_during FUNCTION: start tracing it, wait $R rounds, stop with Ctrl-C.
 trace_during() {
 	client_start "trace __main__ $1 -n 1000000000 ${2:-}"
-	wait_rounds 7
+	wait_rounds $R
 	client_stop
 }
+R=${TRACE_ROUNDS:-11}	# rounds per phase
 
 bench_machine
 wait_rounds 3
 "$bin" "$target" --cmd "getglobal __main__ CALLS" >/dev/null	# load the agent first
-wait_rounds 7
-be=$(median entry 7) bs=$(median same 7) bt=$(median tiny 7) bts=$(median tinysame 7)
-bo=$(median other 7)
+wait_rounds $R
+be=$(median entry $R) bs=$(median same $R) bt=$(median tiny $R) bts=$(median tinysame $R)
+bo=$(median other $R) br=$(ratio $R)
 trace_during entry
-de=$(median entry 7) ds=$(median same 7) wo=$(median other 7)
+de=$(median entry $R) ds=$(median same $R) wo=$(median other $R) dr=$(ratio $R)
 sed -n '2,6p' "$work/client.out" | cut -c1-100
 trace_during entry --c-calls
-ce=$(median entry 7) cs=$(median same 7)
+ce=$(median entry $R) cs=$(median same $R) cr=$(ratio $R)
 trace_during tiny_entry
-dt=$(median tiny 7) dts=$(median tinysame 7)
+dt=$(median tiny $R) dts=$(median tinysame $R)
 trace_during tiny_entry --c-calls
-ct=$(median tiny 7) cts=$(median tinysame 7)
+ct=$(median tiny $R) cts=$(median tinysame $R)
 # hold's first record comes after its 5 s: the client starts meanwhile.
 "$bin" "$target" --cmd "trace __main__ hold -n 1000000000" >"$work/client.out" 2>&1 &
 client=$!
 while ! grep -q '^Tracing' "$work/client.out" 2>/dev/null; do sleep 0.05; done
-wait_rounds 7
-ho=$(median other 7)
+wait_rounds $R
+ho=$(median other $R)
 client_stop
-wait_rounds 7
-ae=$(median entry 7) as=$(median same 7) at=$(median tiny 7) ats=$(median tinysame 7)
-ao=$(median other 7)
+wait_rounds $R
+ae=$(median entry $R) as=$(median same $R) at=$(median tiny $R) ats=$(median tinysame $R)
+ao=$(median other $R) ar=$(ratio $R)
 
 awk -v be="$be" -v bs="$bs" -v de="$de" -v ds="$ds" -v ae="$ae" -v as="$as" \
     -v ce="$ce" -v cs="$cs" -v ct="$ct" -v cts="$cts" \
+    -v br="$br" -v dr="$dr" -v cr="$cr" -v ar="$ar" -v R="$R" \
     -v bo="$bo" -v wo="$wo" -v ho="$ho" -v ao="$ao" \
     -v bt="$bt" -v bts="$bts" -v dt="$dt" -v dts="$dts" -v at="$at" -v ats="$ats" 'BEGIN {
-	printf "entry(): 1,000 calls of ~5 us (us per call of entry, median of 7 rounds of 5)\n"
+	printf "entry(): 1,000 calls of ~5 us (us per call of entry, median of %d rounds of 5;\n", R
+	printf "ratio: the median over the rounds of entry/same, each round interleaving both)\n"
 	printf "  %-22s %10s %10s %8s\n", "", "entry", "same", "ratio"
-	printf "  %-22s %10.1f %10.1f %8.3f\n", "before trace", be / 1e3, bs / 1e3, be / bs
-	printf "  %-22s %10.1f %10.1f %8.3f\n", "traced (default)", de / 1e3, ds / 1e3, de / ds
-	printf "  %-22s %10.1f %10.1f %8.3f\n", "traced --c-calls", ce / 1e3, cs / 1e3, ce / cs
-	printf "  %-22s %10.1f %10.1f %8.3f\n", "after trace", ae / 1e3, as / 1e3, ae / as
+	printf "  %-22s %10.1f %10.1f %8.3f\n", "before trace", be / 1e3, bs / 1e3, br
+	printf "  %-22s %10.1f %10.1f %8.3f\n", "traced (default)", de / 1e3, ds / 1e3, dr
+	printf "  %-22s %10.1f %10.1f %8.3f\n", "traced --c-calls", ce / 1e3, cs / 1e3, cr
+	printf "  %-22s %10.1f %10.1f %8.3f\n", "after trace", ae / 1e3, as / 1e3, ar
 	printf "trace overhead: %.1f %% default, %.1f %% --c-calls (budget <= 5 %%; before-trace " \
-	    "ratio %.3f is the noise)\n", (de / ds - 1) * 100, (ce / cs - 1) * 100, be / bs
+	    "ratio %.3f is the noise)\n", (dr - 1) * 100, (cr - 1) * 100, br
 	printf "unobserved thread (ns per tiny call): before %.1f, while entry() traced %.1f " \
 	    "(%+.0f %%), while hold() traced %.1f (%+.0f %%), after %.1f\n", bo, wo,
 	    (wo / bo - 1) * 100, ho, (ho / bo - 1) * 100, ao
