@@ -1,5 +1,6 @@
 """Target of tests/bench/trace.sh: a thread measures, round after round,
-one call of entry() (1,000 calls of work(), about 5 us each: the function
+one call of entry() (1,000 calls of work(), about 5 us each, calibrated
+again each round: the function
 the benchmark traces), the same body as same() (never traced), and the
 per-call cost of tiny() made 20,000 times by tiny_entry() (traced in the
 second part) and by tiny_same() (never traced); it prints one line per
@@ -97,10 +98,12 @@ def calibrate():
 
 
 def measure():
-    calibrate()
     n = 0
     while True:
         n += 1
+        # Again each round: this VM's speed moves by up to 2x within a run,
+        # and a work() of 3 us would show a fixed cost per call as 5/3 more.
+        calibrate()
         e = s = 0
         for _ in range(5):  # interleaved, so that drift hits both alike
             e += timed(entry)
