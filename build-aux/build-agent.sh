@@ -31,7 +31,7 @@ embed observe
 embed monitor
 embed tthelper
 # shellcheck disable=SC2086
-$cc -std=gnu11 -shared -fPIC -fvisibility=hidden -Wno-deprecated-declarations \
+$cc -std=gnu11 -shared -fPIC -fvisibility=hidden -flto=auto -Wno-deprecated-declarations \
 	$cflags -DFP_AGENT_BUILD="\"cp3$minor $2 $(date -u +%Y-%m-%d)\"" \
 	-I"$build" -I"$src" -I"$tmp" -I"$inc" \
 	-o "$out.tmp" \
