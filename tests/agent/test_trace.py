@@ -244,6 +244,25 @@ def test_trace_hooks_removed_on_ctrl_c_and_sigkill(profiler, target):
     assert_clean(profiler, pid)
 
 
+def test_trace_program_exits_mid_trace(profiler, launch, python):
+    """The program ends normally (SIGINT: its main thread exits with
+    status 0) while a daemon thread is inside a traced call, 3.10+ with
+    trace's frame evaluator installed: the interpreter finalizes with it
+    and exits promptly with status 0 (the launch fixture checks it), and
+    the client says the process exited."""
+    t = launch(TRACE_TARGET, python, expect_exit=True)
+    pid = t.pid
+    proc = start_trace(pid, "trace __main__ long_call -n 5")
+    wait_for(profiler, pid, "STATE['in_long']", "True", 15)
+    if python.version_info[:2] >= (3, 10):
+        assert py(profiler, pid, "STATE['long_eval']") == "True"
+    os.kill(pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=10)
+    assert proc.returncode != EXIT_OK, (out, err)
+    assert (b"process %d exited" % pid) in err, (out, err)
+    t.proc.wait(timeout=5)
+
+
 @pytest.mark.parametrize("c_calls", [False, True], ids=["default", "c-calls"])
 def test_trace_mechanism_seen_from_inside(profiler, target, python, c_calls):
     """While long_call is traced, its thread has a profile hook (3.8/3.9,

@@ -160,9 +160,12 @@ def main():
         threading.Thread(target=fn, name=fn.__name__, daemon=True).start()
     here = os.path.abspath(__file__)
     announce_when_parked([Spot(threading.main_thread(), here, "main")])
-    while True:
-        time.sleep(3600)  # @main
-        note("main")
+    try:
+        while True:
+            time.sleep(3600)  # @main
+            note("main")
+    except KeyboardInterrupt:
+        sys.exit(0)     # SIGINT ends the program normally (test_trace_program_exits_mid_trace)
 
 
 if __name__ == "__main__":
