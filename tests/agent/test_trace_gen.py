@@ -78,3 +78,30 @@ def test_trace_coroutine_whole_execution(profiler, target):
         assert "[count=3 min=" in kids[1].group("rest"), out
     assert py(profiler, pid, "STATE['aio_wrong']") == "0"
     assert_clean(profiler, pid, "STATE['aio_loops']")
+
+
+@pytest.mark.parametrize("c_calls", [False, True], ids=["default", "c-calls"])
+def test_trace_generator_resumed_on_another_thread(profiler, target, python, c_calls):
+    """handed(4) yields two items on the "starter" thread, two more on the
+    "finisher": its tree ends with it, on the finisher.  The frame
+    evaluator (3.10, 3.11) and 3.12+'s PY_RESUME record the resume on the
+    other thread, all four calls of inner(); a profile hook (3.8, 3.9,
+    --c-calls before 3.12) is on the starting thread only, and records its
+    two."""
+    pid = target.pid
+    if c_calls and python.version_info[:2] < (3, 10):
+        pytest.skip("3.8 and 3.9 have the profile hook alone")
+    out = ok(profiler.cmd(pid, "trace __main__ handed -i 0 -n 2" + (" --c-calls" if c_calls else "")))
+    whole = python.version_info[:2] >= (3, 12) or \
+        (python.version_info[:2] >= (3, 10) and not c_calls)
+    got = trees(out)
+    assert len(got) == 2, out
+    for head, nodes in got:
+        assert nodes[0][1].group("name") == "handed", out
+        kids = children(nodes, 0)
+        assert [(m.group("name"), m.group("line")) for m in kids] == \
+            [("inner", str(LINES["handed_inner"]))], out
+        assert "[count=%d min=" % (4 if whole else 2) in kids[0].group("rest"), out
+        assert "  thread=finisher  " in head, head
+    assert py(profiler, pid, "STATE['handed_wrong']") == "0"
+    assert_clean(profiler, pid, "STATE['handed_loops']")
