@@ -154,12 +154,26 @@ def _syntax_failure(e):
     return out
 
 
+# Agent threads that ran the user's code (execute, the console), by ident,
+# the latest 32: what watch and trace name them when threading does not
+# know them (their records are formatted after the code has returned).
+_RAN_CODE = {}
+
+
 def run_code(source, filename, mode, ns, emit, limit):
     """Run source in ns.  mode "exec" (execute) runs it as a module body;
     "console" runs one interactive statement and echoes an expression's
     value, as the interactive interpreter does (but keeps `_` in ns, not
     in builtins, which belong to the application)."""
     cap = _Capture(emit, limit)
+    me = _get_ident()
+    try:
+        _RAN_CODE.pop(me, None)
+        _RAN_CODE[me] = "flight_profiler " + ("console" if mode == "console" else "execute")
+        while len(_RAN_CODE) > 32:
+            _RAN_CODE.pop(next(iter(_RAN_CODE)), None)
+    except (RuntimeError, StopIteration):  # another thread of ours changed it meanwhile
+        pass
     _begin(cap)
     try:
         try:
@@ -394,7 +408,7 @@ def _is_main_thread(ident):
 
 def _thread_name(ident):
     """Python's name of thread ident, from threading's registries (never
-    its lock); else MainThread or the ident."""
+    its lock); else ours (execute, the console), MainThread or the ident."""
     th = sys.modules.get("threading")
     for reg in ("_active", "_limbo"):
         try:
@@ -403,6 +417,8 @@ def _thread_name(ident):
                 return str(t._name)
         except BaseException:
             continue
+    if ident in _RAN_CODE:
+        return _RAN_CODE[ident]
     return "MainThread" if _is_main_thread(ident) else "ident %d" % ident
 
 

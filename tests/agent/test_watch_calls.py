@@ -7,6 +7,7 @@ of a generator and a coroutine over their whole run, calls from two
 threads; and after the watch no tool id, no swapped code and nothing of a
 call still in flight is kept.  Target: tests/agent/targets/calls_target.py."""
 
+import json
 import math
 import os
 import re
@@ -156,3 +157,20 @@ def test_costs_are_on_the_programs_clock(profiler, target):
         assert len(rests) == 2 and all(c >= 100.0 for c in rests), out
         assert sum(rests) <= cost, out
         time.sleep(1.2)
+
+
+def test_calls_from_execute_are_named_ours(profiler, target):
+    """A call the user makes with `execute` runs on an agent thread that
+    threading does not know: the record names it flight_profiler
+    execute, not a bare thread ident."""
+    pid = target.pid
+    proc = subprocess.Popen([BINARY, str(pid), "--json", "--cmd",
+                             "watch __main__ cell -n 1 -f args[0]==424242"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    first = json.loads(proc.stdout.readline())
+    assert first["data"].get("started") is True, first
+    ok(profiler.cmd(pid, 'execute "import __main__; __main__.cell(424242)"'))
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    events = [e for e in map(json.loads, out.decode().splitlines()) if e["type"] == "event"]
+    assert [e["data"]["thread"] for e in events] == ["flight_profiler execute"], events
