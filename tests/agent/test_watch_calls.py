@@ -134,7 +134,8 @@ def ms(value, unit):
     return float(value) * {"s": 1000.0, "ms": 1.0, "us": 0.001}[unit]
 
 
-def test_costs_are_on_the_programs_clock(profiler, target):
+@pytest.mark.parametrize("clock", ["counter", "kernel"])
+def test_costs_are_on_the_programs_clock(profiler, launch, python, clock):
     """The agent times calls with the CPU's counter where the kernel keeps
     time with it (inject/agent/clock.c), on a line it tunes back onto
     CLOCK_MONOTONIC once a second: its costs must agree with the program's
@@ -142,8 +143,11 @@ def test_costs_are_on_the_programs_clock(profiler, target):
     that, and no more than the longest nap the program timed around it: a
     rate 0.3 % off, or a jump at a tuning, falls outside.  Watched, and
     naps() (two sleeps of 100 ms in rest()) traced, before and after the agent's line
-    was tuned (more than a second later)."""
-    pid = target.pid
+    was tuned (more than a second later).  Also with FP_AGENT_CLOCK=kernel
+    in the program's environment: clock_gettime, as on a machine whose
+    kernel keeps time with another clocksource."""
+    env = {"FP_AGENT_CLOCK": "kernel"} if clock == "kernel" else None
+    pid = launch(CALLS_TARGET, python, env=env).pid
     for _ in range(2):
         costs = [cost_ms(r) for r in watch(profiler, pid, "nap -n 3")]
         out = ok(profiler.cmd(pid, "trace __main__ naps -n 1"))
