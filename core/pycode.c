@@ -20,6 +20,35 @@
 /* More pointers than a frame of any real code holds: a size read past it is torn. */
 #define FRAMESIZE_MAX (1 << 20)
 #define CO_NO_MONITORING_EVENTS 0x2000000	/* 3.13 cpython/code.h */
+/* CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR, the same on 3.8+ */
+#define CO_ANY_GENERATOR	(0x20 | 0x80 | 0x200)
+
+/*
+ * A sampler does not check every code object it knows on every tick.  A
+ * check is a few words, but process_vm_readv costs per page it pins
+ * (~0.5 us each here, the bytes hardly count), and code objects lie on a
+ * page each: a 30-deep stack of 25 functions would pin 25 pages a tick
+ * for them alone.  So one read or checked is trusted without a read for
+ * PYCODE_TRUST_NS; the batch that starts a tick (pycode_refresh) checks
+ * the ones at least PYCODE_RECHECK_NS old, at most PYCODE_EARLY_CHECKS of
+ * them a tick while younger than PYCODE_LATE_NS (spreading the checks of
+ * code first met together over ticks), all of them from then on; one that
+ * is still older than PYCODE_TRUST_NS when a frame meets it is checked in
+ * that snapshot (pycode_check, a system call of its own).
+ *
+ * What that costs: a code object freed and another one made at its
+ * address (a function defined again, code compiled and dropped) is named
+ * as the old one for at most PYCODE_TRUST_NS after its last check -- not
+ * longer (tests/integration/test_perf.py, test_replaced_code_named_anew).
+ * On 3.11+ a frame that runs outside a cached code object's bytecode (its
+ * instruction pointer past the size the cache read) has that code checked
+ * at once, whatever its age.  A snapshot that is not a sampler's (`stack`)
+ * checks every code object it uses, every time.
+ */
+#define PYCODE_TRUST_NS		10000000ull	/* 10 ms */
+#define PYCODE_RECHECK_NS	(PYCODE_TRUST_NS / 2)
+#define PYCODE_LATE_NS		(PYCODE_TRUST_NS * 3 / 4)
+#define PYCODE_EARLY_CHECKS	2
 
 /* ---- reading objects ---------------------------------------------------- */
 
@@ -163,23 +192,88 @@ is_code_type(struct py_reader *r, uint64_t type)
 	return true;
 }
 
+/*
+ * A check of a cached code object compares the pointers it holds, but an
+ * address can be reused by each of them at once: the code of a function
+ * compiled again and again (the same size, freed and made in the same
+ * order) gets the old one's address, and its name and filename strings
+ * and line table the old ones' addresses too; comparing pointers alone
+ * then named every new function as the first for as long as the sampler
+ * ran.  So a check also compares what each of them says: a str's length
+ * and hash words (a code object's names are interned, their hash known; a
+ * hash computed after the read fails one check, and the code is read once
+ * more), a bytes object's size and the word after it (its hash or first
+ * bytes).  Print k of c: 0 filename, 1 name, 2 qualname
+ * (3.11+; before, the name again), 3 line table.
+ */
+static uint64_t
+print_addr(const struct py_offsets *o, const struct code_info *c, unsigned k)
+{
+	switch (k) {
+	case 0:
+		return c->p_filename + (uint64_t)o->unicode_length;
+	case 1:
+		return c->p_name + (uint64_t)o->unicode_length;
+	case 2:
+		return (c->p_qualname != 0 ? c->p_qualname : c->p_name) + (uint64_t)o->unicode_length;
+	default:
+		return c->p_table + (uint64_t)o->bytes_size;
+	}
+}
+
+/* Does buf, a copy of c's object (or its check span, shifted), hold the pointers c holds? */
+static bool
+same_pointers(const struct py_offsets *o, const struct code_info *c, const unsigned char *buf)
+{
+	return c->p_filename == mem_field_u64(buf, o->code_filename) &&
+	    c->p_name == mem_field_u64(buf, o->code_name) &&
+	    c->p_table == mem_field_u64(buf, o->code_linetable) &&
+	    (o->code_qualname == PYOFF_NONE || c->p_qualname == mem_field_u64(buf, o->code_qualname));
+}
+
+/* Do c's strings and table still say what they said (read through the cache)? */
+static bool
+same_prints(struct py_reader *r, const struct code_info *c)
+{
+	uint64_t now[2];
+	unsigned k;
+
+	for (k = 0; k < PYCODE_PRINTS; k++)
+		if (rd(r, print_addr(&r->rt->off, c, k), now, sizeof now) != 0 ||
+		    memcmp(now, c->print[k], sizeof now) != 0)
+			return false;
+	return true;
+}
+
+/* Does a frame running `at` in c run inside it?  Unknown: yes. */
+static bool
+code_holds(const struct code_info *c, int64_t at)
+{
+	/* 3.11-3.12 point before the first instruction (-2) until it runs */
+	return at == PYCODE_AT_UNKNOWN || c->code_bytes == 0 ||
+	    (at >= -2 && at <= (int64_t)c->code_bytes);
+}
+
 /* The code object at addr, read or taken from the cache; never NULL. */
 struct code_info *
-pycode_get(struct py_reader *r, uint64_t addr)
+pycode_get(struct py_reader *r, uint64_t addr, int64_t at)
 {
 	const struct py_offsets *o = &r->rt->off;
 	unsigned char buf[PYOFF_CODE_SPAN];
 	struct code_info *c;
 	size_t csize = (size_t)o->code_size;
+	unsigned k;
 
 	if (r->ncodes * 2 >= r->acodes)
 		codes_grow(r);
 	c = code_at(r, addr);
 	/* An invalid one is read again: it may have been read from a stale page. */
-	if (c->addr == addr && c->generation == r->generation && c->valid)
-		return c;
-	/* A sampler checks the ones it knows all at once, after the walks. */
+	if (c->addr == addr && c->valid && c->generation == r->generation)
+		return c;	/* checked by this snapshot, or queued for its check */
 	if (c->addr == addr && c->valid && r->batch_codes) {
+		/* A sampler's: trusted for a while (see PYCODE_TRUST_NS), else checked after the walks. */
+		if (r->tick_ns - c->checked_ns < PYCODE_TRUST_NS && code_holds(c, at))
+			return c;
 		c->generation = r->generation;
 		*ARRAY_PUSH(r->unchecked, r->nunchecked, r->aunchecked) = addr;
 		return c;
@@ -194,13 +288,12 @@ pycode_get(struct py_reader *r, uint64_t addr)
 		c->addr = addr;
 		c->serial = next_serial();
 		c->generation = r->generation;
+		c->checked_ns = r->tick_ns;
 		return c;
 	}
-	if (c->addr == addr && c->valid &&
-	    c->p_filename == mem_field_u64(buf, o->code_filename) &&
-	    c->p_name == mem_field_u64(buf, o->code_name) &&
-	    c->p_table == mem_field_u64(buf, o->code_linetable)) {
+	if (c->addr == addr && c->valid && same_pointers(o, c, buf) && same_prints(r, c)) {
 		c->generation = r->generation;
+		c->checked_ns = r->tick_ns;
 		return c;
 	}
 	if (c->addr == 0)
@@ -209,6 +302,13 @@ pycode_get(struct py_reader *r, uint64_t addr)
 	c->addr = addr;
 	c->serial = next_serial();
 	c->generation = r->generation;
+	c->checked_ns = r->tick_ns;
+	/* 3.11+ keeps its bytecode in the code object: Py_SIZE code units of 2 bytes. */
+	if (o->code_code_adaptive != PYOFF_NONE && (size_t)o->bytes_size + 8 <= csize) {
+		int64_t units = (int64_t)mem_field_u64(buf, o->bytes_size);
+
+		c->code_bytes = units > 0 && units <= (int64_t)PYCODE_MAX_TABLE * 4 ? (uint64_t)units * 2 : 0;
+	}
 	c->p_filename = mem_field_u64(buf, o->code_filename);
 	c->p_name = mem_field_u64(buf, o->code_name);
 	c->p_table = mem_field_u64(buf, o->code_linetable);
@@ -241,13 +341,20 @@ pycode_get(struct py_reader *r, uint64_t addr)
 	c->shim = o->version_hex >= 0x030D0000 && o->version_hex < 0x030E0000 &&
 	    o->code_flags != PYOFF_NONE && (size_t)o->code_flags + 4 <= csize &&
 	    (mem_field_i32(buf, o->code_flags) & CO_NO_MONITORING_EVENTS) != 0;
+	c->generator = o->code_flags != PYOFF_NONE && (size_t)o->code_flags + 4 <= csize &&
+	    (mem_field_i32(buf, o->code_flags) & CO_ANY_GENERATOR) != 0;
 	c->filename = read_unicode(r, c->p_filename);
 	c->name = read_unicode(r, c->p_name);
-	if (o->code_qualname != PYOFF_NONE)
-		c->qualname = read_unicode(r, mem_field_u64(buf, o->code_qualname));
+	if (o->code_qualname != PYOFF_NONE) {
+		c->p_qualname = mem_field_u64(buf, o->code_qualname);
+		c->qualname = read_unicode(r, c->p_qualname);
+	}
 	c->table = read_bytes(r, c->p_table, &c->table_len);
 	c->valid = c->filename != NULL && c->name != NULL &&
 	    is_code_type(r, mem_field_u64(buf, o->object_type));
+	for (k = 0; k < PYCODE_PRINTS && c->valid; k++)
+		if (rd(r, print_addr(o, c, k), c->print[k], sizeof c->print[k]) != 0)
+			c->valid = false;
 	return c;
 }
 
@@ -255,13 +362,25 @@ pycode_get(struct py_reader *r, uint64_t addr)
 static void
 code_check_span(const struct py_offsets *o, int64_t *lo, size_t *len)
 {
-	int64_t a = o->code_filename, b = o->code_name, c = o->code_linetable;
-	int64_t min = a < b ? (a < c ? a : c) : (b < c ? b : c);
-	int64_t max = a > b ? (a > c ? a : c) : (b > c ? b : c);
+	const int64_t at[] = { o->code_filename, o->code_name, o->code_linetable, o->code_qualname };
+	int64_t min = at[0], max = at[0];
+	size_t i;
 
+	for (i = 1; i < sizeof at / sizeof at[0]; i++) {
+		if (at[i] == PYOFF_NONE)
+			continue;
+		if (at[i] < min)
+			min = at[i];
+		if (at[i] > max)
+			max = at[i];
+	}
 	*lo = min;
 	*len = (size_t)(max - min) + 8;
 }
+
+/* Spans read to check one code object: its pointers, then each print. */
+#define SPANS_PER_CODE	(1 + PYCODE_PRINTS)
+#define PRINT_LEN	(2 * sizeof(uint64_t))	/* struct code_info's print[k] */
 
 /*
  * Compare what was just read of code objects codes[0..n) (code_check_span
@@ -278,17 +397,24 @@ codes_compare(struct py_reader *r, const uint64_t *codes, size_t n, const unsign
 	int64_t lo;
 
 	code_check_span(o, &lo, &len);
+	if (len < PRINT_LEN)
+		len = PRINT_LEN;
 	for (i = 0; i < n; i++) {
 		struct code_info *c = find_code(r, codes[i]);
-		const unsigned char *b = buf + i * len - lo;
+		const unsigned char *b = buf + i * SPANS_PER_CODE * len;
+		bool same;
+		unsigned k;
 
 		if (c == NULL || !c->valid)
 			continue;
-		if (ok[i] && c->p_filename == mem_field_u64(b, o->code_filename) &&
-		    c->p_name == mem_field_u64(b, o->code_name) &&
-		    c->p_table == mem_field_u64(b, o->code_linetable)) {
+		same = ok[i * SPANS_PER_CODE] && same_pointers(o, c, b - lo);
+		for (k = 0; k < PYCODE_PRINTS && same; k++)
+			same = ok[i * SPANS_PER_CODE + 1 + k] &&
+			    memcmp(b + (1 + k) * len, c->print[k], PRINT_LEN) == 0;
+		if (same) {
 			if (current)
 				c->generation = r->generation;
+			c->checked_ns = r->tick_ns;
 			continue;
 		}
 		c->valid = false;
@@ -302,7 +428,7 @@ codes_compare(struct py_reader *r, const uint64_t *codes, size_t n, const unsign
  * a few dozen code objects every tick, and allocating for them was a
  * tenth of a tick's CPU with the other per-tick allocations.
  */
-#define SPANS_SMALL	64
+#define SPANS_SMALL	(32 * SPANS_PER_CODE)
 #define SPAN_SMALL_LEN	64
 struct spans_room {
 	uint64_t addrs[SPANS_SMALL];
@@ -321,6 +447,9 @@ spans_of(struct py_reader *r, const uint64_t *codes, size_t n, struct mem_spans 
 
 	memset(sp, 0, sizeof *sp);
 	code_check_span(&r->rt->off, &lo, &sp->len);
+	if (sp->len < PRINT_LEN)
+		sp->len = PRINT_LEN;
+	n *= SPANS_PER_CODE;
 	if (n <= SPANS_SMALL && sp->len <= SPAN_SMALL_LEN) {
 		addrs = room->addrs;
 		sp->buf = room->buf;
@@ -331,8 +460,16 @@ spans_of(struct py_reader *r, const uint64_t *codes, size_t n, struct mem_spans 
 		sp->buf = xmalloc((n ? n : 1) * sp->len);
 		sp->ok = xcalloc(n ? n : 1, sizeof *sp->ok);
 	}
-	for (i = 0; i < n; i++)
-		addrs[i] = codes[i] + (uint64_t)lo;
+	for (i = 0; i < n; i++) {
+		const struct code_info *c = find_code(r, codes[i / SPANS_PER_CODE]);
+		unsigned k = (unsigned)(i % SPANS_PER_CODE);
+
+		/* an entry gone or invalid is skipped by codes_compare: any readable address */
+		if (k == 0 || c == NULL)
+			addrs[i] = codes[i / SPANS_PER_CODE] + (uint64_t)lo;
+		else
+			addrs[i] = print_addr(&r->rt->off, c, k - 1);
+	}
 	sp->addrs = addrs;
 	sp->n = n;
 }
@@ -365,20 +502,51 @@ pycode_check(struct py_reader *r)
 	return changed;
 }
 
+/*
+ * Of the code objects the last snapshot used, the ones this tick's batch
+ * checks (see PYCODE_TRUST_NS), into due[]; returns how many.  The rest
+ * are trusted unread, or checked after the walks if too old by then.
+ */
+static size_t
+codes_due(struct py_reader *r, uint64_t *due)
+{
+	size_t i, n = 0, early = 0;
+
+	for (i = 0; i < r->nused; i++) {
+		const struct code_info *c = find_code(r, r->used[i]);
+		uint64_t age;
+
+		if (c == NULL || !c->valid)
+			continue;
+		age = r->tick_ns - c->checked_ns;
+		if (age < PYCODE_RECHECK_NS)
+			continue;
+		if (age < PYCODE_LATE_NS && early++ >= PYCODE_EARLY_CHECKS)
+			continue;
+		due[n++] = r->used[i];
+	}
+	return n;
+}
+
 void
 pycode_refresh(struct py_reader *r, const uint64_t *pages, const uint32_t *lens, size_t npages,
     const struct mem_range *after, size_t nafter, bool *after_ok)
 {
 	struct mem_spans sp;
 	struct spans_room room;
+	uint64_t small[SPANS_SMALL], *due = r->nused <= SPANS_SMALL ? small :
+	    xmalloc(r->nused * sizeof *due);
+	size_t n = codes_due(r, due);
 
-	spans_of(r, r->used, r->nused, &sp, &room);
+	spans_of(r, due, n, &sp, &room);
 	sp.after = after;
 	sp.nafter = nafter;
 	sp.after_ok = after_ok;
 	mem_cache_refresh_spans(r->mc, pages, lens, npages, &sp);
-	(void)codes_compare(r, r->used, r->nused, sp.buf, sp.ok, true);
+	(void)codes_compare(r, due, n, sp.buf, sp.ok, true);
 	spans_free(&sp, &room);
+	if (due != small)
+		free(due);
 }
 
 void

@@ -284,6 +284,7 @@ read_frame_objects(struct py_reader *r, struct py_thread *t, uint64_t frame,
 	size_t fsize = (size_t)o->frame_size;
 	struct chain_guard g = { 0, 1, 0 };
 	uint64_t last = 0;
+	bool last_gen = false;
 
 	if (fsize > sizeof buf)
 		fsize = sizeof buf;
@@ -308,7 +309,7 @@ read_frame_objects(struct py_reader *r, struct py_thread *t, uint64_t frame,
 		    (t->nframes > 0 || mem_field_u64(buf, o->frame_back) == 0))
 			return walk_torn(w, "a frame returned or a generator yielded", frame);
 		walk_note(w, frame, fsize, true);
-		c = pycode_get(r, mem_field_u64(buf, o->frame_code));
+		c = pycode_get(r, mem_field_u64(buf, o->frame_code), PYCODE_AT_UNKNOWN);
 		if (r->check && !c->valid)
 			return bad_code(w, c, frame);
 		lasti = mem_field_i32(buf, o->frame_lasti);
@@ -317,6 +318,7 @@ read_frame_objects(struct py_reader *r, struct py_thread *t, uint64_t frame,
 		line = c->valid ? pycode_line(r, c, lasti) : 0;
 		push_frame(r, t, &w->aframes, c, line, true);
 		last = frame;
+		last_gen = c->generator;
 		frame = mem_field_u64(buf, o->frame_back);
 	}
 	/*
@@ -326,7 +328,17 @@ read_frame_objects(struct py_reader *r, struct py_thread *t, uint64_t frame,
 	 * the free list), and one copy may see the old f_back (NULL: the chain
 	 * ends early) beside the new mark.  Read again past the cache, its
 	 * f_back is then the new one (x86-64 keeps stores in order).
+	 *
+	 * Not for a generator's frame: resumed and suspended hundreds of
+	 * thousands of times a second (churn.py genexpr: sum() over one),
+	 * its f_back is set and cleared faster than a copy of a frame takes,
+	 * and both copies were now and then caught between.  A generator's
+	 * frame always has its caller while it runs (gen_send_ex links it),
+	 * as 3.11+ says of its own (pyframes_chain_may_end): one last on the
+	 * chain lost it.
 	 */
+	if (r->check && last != 0 && t->error == NULL && last_gen)
+		return walk_torn(w, "a generator's frame lost its caller", last);
 	if (r->check && last != 0 && t->error == NULL) {
 		struct mem_range rg = { last, buf, fsize };
 		bool ok;
@@ -524,7 +536,10 @@ read_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
 		}
 		/* 3.14: f_executable is a _PyStackRef; its low bits are tags. */
 		code = mem_field_u64(buf, o->frame_code) & ~o->frame_code_tags;
-		c = pycode_get(r, code);
+		instr = mem_field_u64(buf, o->frame_lasti);
+		addrq = (int64_t)(instr - (code + (uint64_t)o->code_code_adaptive));
+		/* a frame that runs outside the bytecode a cached code had: checked now */
+		c = pycode_get(r, code, addrq);
 		if (!c->valid) {
 			/*
 			 * 3.11–3.13: a frame of a thread or a generator always
@@ -550,8 +565,6 @@ read_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
 			frame = mem_field_u64(buf, o->frame_back);
 			continue;
 		}
-		instr = mem_field_u64(buf, o->frame_lasti);
-		addrq = (int64_t)(instr - (code + (uint64_t)o->code_code_adaptive));
 		if (addrq < -2 || addrq > (int64_t)PYCODE_MAX_TABLE * 8)
 			addrq = -1;
 		line = pycode_line(r, c, addrq < 0 ? -1 : addrq);

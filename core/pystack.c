@@ -237,6 +237,7 @@ py_reader_snapshot(struct py_reader *r, const struct py_snapshot_opts *opts,
 
 	*snapp = NULL;
 	r->generation++;
+	r->tick_ns = now_ns();
 	/* Without /proc only where the tids can be known without it. */
 	no_proc = opts->no_proc && !opts->block && !opts->native &&
 	    (o->tstate_native_thread_id != PYOFF_NONE || r->pthread_tid_off >= 0);

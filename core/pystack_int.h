@@ -29,13 +29,28 @@ struct code_info {
 	/* this code's strings copied into the current snapshot's arena */
 	unsigned snap_serial;
 	char *s_filename, *s_name, *s_qualname;
-	uint64_t p_filename, p_name, p_table;
+	uint64_t p_filename, p_name, p_table, p_qualname;
+	/* the snapshot that checked it, or queued it for pycode_check */
 	unsigned generation;
+	/*
+	 * py_reader.tick_ns of the snapshot that last read or checked it: a
+	 * sampler trusts it unread for PYCODE_TRUST_NS after (pycode.c).
+	 */
+	uint64_t checked_ns;
+	/* 3.11+: the bytes of its bytecode (Py_SIZE x 2); 0 if unknown */
+	uint64_t code_bytes;
+	/*
+	 * What its filename, name, qualname and line table said when read
+	 * (pycode.c, PYCODE_PRINTS): their objects' length and hash words.
+	 */
+#define PYCODE_PRINTS	4
+	uint64_t print[PYCODE_PRINTS][2];
 	bool valid;		/* it was a readable code object */
 	char *filename, *name, *qualname;
 	int firstlineno;
 	int framesize;		/* 3.12–3.13 co_framesize, in pointers; 0 if unknown */
 	bool shim;		/* 3.13: CPython's own trampoline code (_Py_InitCleanup) */
+	bool generator;		/* a generator's, coroutine's or async generator's code */
 	uint8_t *table;
 	size_t table_len;
 	/*
@@ -63,6 +78,7 @@ struct py_reader {
 	struct code_info *codes;	/* open-addressed hash on addr */
 	size_t ncodes, acodes;
 	unsigned generation;		/* snapshot serial number */
+	uint64_t tick_ns;		/* when this snapshot began (now_ns) */
 	struct py_snapshot *snap;	/* the one being taken */
 	int64_t pthread_tid_off;	/* 3.8–3.10: struct pthread's tid */
 	struct unwinder *unwinder;
@@ -207,8 +223,14 @@ void pyframes_arena_free(struct str_arena *a);
 /* The largest line table read, in bytes; no offset into code is larger than 8 times it. */
 #define PYCODE_MAX_TABLE (1u << 20)
 
-/* The code object at addr, read or from the cache; NULL if it is none. */
-struct code_info *pycode_get(struct py_reader *r, uint64_t addr);
+/*
+ * The code object at addr, read or from the cache; never NULL (c->valid
+ * says if it is one).  `at`: the byte offset into its bytecode that the
+ * frame runs at (3.11+), PYCODE_AT_UNKNOWN if not known: a cached one that
+ * does not hold it is checked in this snapshot.
+ */
+#define PYCODE_AT_UNKNOWN INT64_MIN
+struct code_info *pycode_get(struct py_reader *r, uint64_t addr, int64_t at);
 void pycode_clear(struct code_info *c);
 /* The line of a code offset (linetable_line), -1 meaning none; remembers the last one. */
 int pycode_line(const struct py_reader *r, struct code_info *c, int64_t offset);

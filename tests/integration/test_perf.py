@@ -87,6 +87,29 @@ def test_recursion_200_deep_intact(launch, profiler, python, tmp_path):
     assert depths == {201: total}, depths
 
 
+def test_replaced_code_named_anew(launch, profiler, python, tmp_path):
+    """A code object freed and another made at its address is named as
+    the new one: the sampler trusts a cached code object unread for 10 ms
+    at most (core/pycode.c), so each of three functions compiled by turns
+    for rounds of the same work (~0.1 s each) keeps about its third of the
+    samples.  A cache never checked again names them all by the first."""
+    target = launch("hot.py", python, env={"FP_HOT": "renamed"})
+    counts = {"round_a": 0, "round_b": 0, "round_c": 0}
+    for run in range(4):
+        out, _ = perf(profiler, target.pid, tmp_path, "-d 1 -r 1000 --mode cpu",
+                      "run%d.collapsed" % run)
+        for s, n in collapsed(out):
+            for name in counts:
+                if any(fname(f) == name for f in s):
+                    counts[name] += n
+        if sum(counts.values()) >= 1500:
+            break
+    total = sum(counts.values())
+    assert total >= 600, counts
+    for name, n in counts.items():
+        assert 100.0 * n / total >= 20, counts
+
+
 def thread_names(stacks):
     return {s[0].split(" ")[1] for s, _ in stacks}
 

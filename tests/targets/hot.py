@@ -8,6 +8,11 @@ they do, not by the clock.  FP_HOT chooses:
     threads  three busy threads "busy-0..2" and a "sleeper" in time.sleep
     gil      "py" works in pure Python (holds the GIL); "nogil" hashes a
              large buffer in a loop (hashlib lets go of the GIL meanwhile)
+    renamed  one thread "renamed" that compiles a function anew for each
+             round of the same work, named round_a, round_b and round_c
+             by turns, and drops it: the new code object mostly takes a
+             freed one's address (a cached code object replaced; 3.11
+             takes two addresses by turns, hence three names)
 
 The main thread waits on an Event in every mode.  Every function that can
 be sampled is a closure too (outer.<locals>.inner), so qualified names
@@ -77,6 +82,21 @@ def nogil():
         hashlib.sha256(data).digest()
 
 
+ROUND_SRC = "def round_%s():\n    work(%d)\n"
+
+
+def renamed():
+    name_os_thread()
+    n = 0
+    while True:
+        scope = {"work": work}
+        name = "abc"[n % 3]
+        exec(compile(ROUND_SRC % (name, 1000), "<round>", "exec"), scope)
+        scope["round_" + name]()
+        scope.clear()   # no cycle through its globals: freed at once, not by gc
+        n += 1
+
+
 def start(target, name):
     thread = threading.Thread(target=target, name=name, daemon=True)
     thread.start()
@@ -96,6 +116,8 @@ def main():
     elif mode == "gil":
         start(busy, "py")
         start(nogil, "nogil")
+    elif mode == "renamed":
+        start(renamed, "renamed")
     else:
         raise SystemExit("FP_HOT: unknown mode %r" % mode)
     time.sleep(0.2)     # the threads get going (and the sleeper asleep)
