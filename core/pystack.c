@@ -277,7 +277,8 @@ py_reader_snapshot(struct py_reader *r, const struct py_snapshot_opts *opts,
 	snap->pid = pid;
 	snap->native = opts->native;
 	snap->blocked = opts->block;
-	snap->taken_ns = now_ns();
+	/* A sampler's tick began microseconds ago: one clock read a tick fewer. */
+	snap->taken_ns = no_proc ? r->tick_ns : now_ns();
 	r->snap = snap;
 	r->batch_codes = no_proc;
 	pycode_begin(r);
