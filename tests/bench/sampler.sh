@@ -15,6 +15,16 @@
 #   max rate     the highest rate achieved (1 kHz .. 100 kHz asked) with
 #                under 1 % torn and no failed reads, on the 30-deep thread
 #   torn         torn reads at that rate
+#   kernel       (first) what process_vm_readv costs this machine now
+#                (tests/bench/pvmcost): a call reading one page, one
+#                reading 16 (16 ranges), the cost of a further page
+#   pages(12/30) per interpreter, 12 and 30 deep: the pages a read pins
+#                (with strace: each remote range's pages, summed over the
+#                last half of the calls of a run asked for 100 kHz -- strace
+#                slows it to ~10 kHz -- over half its reads; code objects
+#                are checked every 5-10 ms, so fewer ticks have a check at
+#                higher rates and more at lower); the kernel's floor a read
+#                is then ~ 1 page + (pages - 1) x a further page
 # then tests/bench/slowdown.sh: the target's slowdown sampled at 1 kHz.
 # Budgets (issue 11): <= 5 us CPU per sample at 30 deep on 3.11+ (<= 10 us
 # on 3.8-3.10), >= 100 kHz sustained on 3.11+, torn <= 0.1 %, target
@@ -55,6 +65,33 @@ perf_run() {	# $1 rate $2 seconds; prints the summary line
 	"$run_bin" "$target" --cmd "perf -r $1 -d $2 --idle -f $out/p.collapsed" 2>&1
 }
 
+# Pages pinned a read by $run_bin on $target (strace), or - without strace.
+pages_per_read() {
+	command -v strace >/dev/null 2>&1 || { echo -; return; }
+	strace -qq -e trace=process_vm_readv -o "$out/strace" "$run_bin" "$target" \
+	    --cmd "perf -r 100000 -d 0.4 --idle -f $out/p.collapsed" >"$out/strace.out" 2>&1 ||
+	    { echo -; return; }
+	reads=$(field ' samples from \([0-9]*\) reads' <"$out/strace.out")
+	# A remote range is 'iov_base=0x..., iov_len=N' (local ones print their bytes).
+	awk -v reads="${reads:-0}" '
+	    { calls[NR] = $0 }
+	    END {
+		hex = "0123456789abcdef"; pages = 0
+		for (i = int(NR / 2) + 1; i <= NR; i++) {
+			line = calls[i]
+			while (match(line, /iov_base=0x[0-9a-f]+, iov_len=[0-9]+/)) {
+				r = substr(line, RSTART, RLENGTH); line = substr(line, RSTART + RLENGTH)
+				split(r, f, /[=,]/); a = f[2]; len = f[4] + 0
+				off = 0
+				for (j = length(a) - 2; j <= length(a); j++)
+					off = off * 16 + index(hex, substr(a, j, 1)) - 1
+				if (len > 0) pages += int((off + len - 1) / 4096) + 1
+			}
+		}
+		if (reads < 2) print "-"; else printf "%.1f", pages / (reads / 2)
+	    }' "$out/strace"
+}
+
 B2B_RUNS=${B2B_RUNS:-5}
 median() {	# numbers on stdin
 	sort -n | awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else print v[int((NR + 1) / 2)] }'
@@ -75,10 +112,15 @@ baseline=${FP_BENCH_BASELINE:-}
 [ -z "$baseline" ] || [ -x "$baseline" ] || { echo "FP_BENCH_BASELINE: no binary $baseline" >&2; exit 1; }
 
 echo "machine: $(uname -srm), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
+if [ -x "$builddir/tests/bench/pvmcost" ]; then
+	echo "kernel: process_vm_readv $("$builddir/tests/bench/pvmcost" 16)"
+else
+	echo "kernel: (make tests/bench/pvmcost for process_vm_readv's cost here)"
+fi
 echo "budgets: <= 5 us CPU/sample at 30 deep on 3.11+ (<= 10 us on 3.8-3.10), >= 100 kHz"
 echo "         sustained on 3.11+, torn <= 0.1 %, target slowdown at 1 kHz <= 1 %"
-printf '%-8s %-9s %10s %10s %9s %8s %8s %8s %7s\n' python build "us/smp(12)" "us/smp(30)" \
-    "read(30)" "b2b(12)" "b2b(30)" "max kHz" "torn %"
+printf '%-8s %-9s %10s %10s %9s %8s %8s %8s %7s %9s %9s\n' python build "us/smp(12)" "us/smp(30)" \
+    "read(30)" "b2b(12)" "b2b(30)" "max kHz" "torn %" "pages(12)" "pages(30)"
 for py in "$@"; do
 	version=$("$py" -c 'import platform; print(platform.python_version())')
 	# Each binary on the same target, one after the other, for each part.
@@ -88,6 +130,8 @@ for py in "$@"; do
 	[ -z "$baseline" ] || b12=$(run_bin=$baseline; perf_run 1000 1 | field ', \([0-9.]*\) us CPU per read')
 	b2b
 	bb12_this=$b2b_this bb12_base=$b2b_base
+	pg12_this=$(run_bin=$bin; pages_per_read) pg12_base=-
+	[ -z "$baseline" ] || pg12_base=$(run_bin=$baseline; pages_per_read)
 	stop
 	start "$py" deep 30
 	b2b
@@ -105,14 +149,15 @@ for py in "$@"; do
 			    'BEGIN { print (t < 1 && f == 0 && h > b) ? 1 : 0 }')
 			if [ "$ok" = 1 ]; then best=$hz torn=$tp; fi
 		done
+		pg30=$(pages_per_read)
 		if [ "$run_bin" = "$bin" ]; then
-			build=this smp12=$c12 bb12=$bb12_this bb30=$b2b_this
+			build=this smp12=$c12 bb12=$bb12_this bb30=$b2b_this pg12=$pg12_this
 		else
-			build=baseline smp12=$b12 bb12=$bb12_base bb30=$b2b_base
+			build=baseline smp12=$b12 bb12=$bb12_base bb30=$b2b_base pg12=$pg12_base
 		fi
-		printf '%-8s %-9s %10s %10s %9s %8s %8s %8s %7s\n' "$version" "$build" "$smp12" "$c30" \
+		printf '%-8s %-9s %10s %10s %9s %8s %8s %8s %7s %9s %9s\n' "$version" "$build" "$smp12" "$c30" \
 		    "${r30:--}" "$bb12" "$bb30" \
-		    "$(awk -v b="$best" 'BEGIN { printf "%.1f", b / 1000 }')" "$torn"
+		    "$(awk -v b="$best" 'BEGIN { printf "%.1f", b / 1000 }')" "$torn" "$pg12" "$pg30"
 	done
 	stop
 done
