@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 struct agent_clock_line agent_clock_lines[2];
@@ -74,6 +75,20 @@ kernel_uses_tsc(void)
 	return strcmp(buf, "tsc\n") == 0 || strcmp(buf, "tsc") == 0;
 }
 
+/*
+ * May this process read the counter?  prctl(PR_SET_TSC) can make rdtsc
+ * fault; a program still running then has its faults handled, as rr's
+ * recording does (the vDSO's clock_gettime reads the counter too, and
+ * would kill it otherwise): leave the counter to clock_gettime there.
+ */
+static bool
+tsc_allowed(void)
+{
+	int state = 0;
+
+	return prctl(PR_GET_TSC, &state, 0, 0, 0) == 0 && state == PR_TSC_ENABLE;
+}
+
 void
 agent_clock_start(void)
 {
@@ -82,7 +97,8 @@ agent_clock_start(void)
 	/* Started once; a resumed server (after the program's fork) keeps it.
 	 * FP_AGENT_CLOCK=kernel in the program's environment keeps
 	 * clock_gettime (the tests time both ways). */
-	if (C.started || (want != NULL && strcmp(want, "kernel") == 0) || !kernel_uses_tsc())
+	if (C.started || (want != NULL && strcmp(want, "kernel") == 0) || !kernel_uses_tsc() ||
+	    !tsc_allowed())
 		return;
 	sample(&C.tsc, &C.ns);
 	C.started = true;
