@@ -245,7 +245,7 @@ def test_trace_hooks_removed_on_ctrl_c_and_sigkill(profiler, target):
 
 
 def test_trace_program_exits_mid_trace(profiler, launch, python):
-    """The program ends normally (SIGINT: its main thread exits with
+    """The program ends normally (SIGUSR1: its main thread exits with
     status 0) while a daemon thread is inside a traced call, 3.10+ with
     trace's frame evaluator installed: the interpreter finalizes with it
     and exits promptly with status 0 (the launch fixture checks it), and
@@ -256,7 +256,7 @@ def test_trace_program_exits_mid_trace(profiler, launch, python):
     wait_for(profiler, pid, "STATE['in_long']", "True", 15)
     if python.version_info[:2] >= (3, 10):
         assert py(profiler, pid, "STATE['long_eval']") == "True"
-    os.kill(pid, signal.SIGINT)
+    os.kill(pid, signal.SIGUSR1)
     out, err = proc.communicate(timeout=10)
     assert proc.returncode != EXIT_OK, (out, err)
     assert (b"process %d exited" % pid) in err, (out, err)

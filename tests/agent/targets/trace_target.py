@@ -11,6 +11,7 @@ left nothing behind.  Nothing is printed.  Runs on CPython 3.8 and later.
 
 import json
 import os
+import signal
 import sys
 import threading
 import time
@@ -160,12 +161,13 @@ def main():
         threading.Thread(target=fn, name=fn.__name__, daemon=True).start()
     here = os.path.abspath(__file__)
     announce_when_parked([Spot(threading.main_thread(), here, "main")])
-    try:
-        while True:
-            time.sleep(3600)  # @main
-            note("main")
-    except KeyboardInterrupt:
-        sys.exit(0)     # SIGINT ends the program normally (test_trace_program_exits_mid_trace)
+    # SIGUSR1 ends the program normally (test_trace_program_exits_mid_trace);
+    # not SIGINT: a shell without job control starts a background job with
+    # SIGINT ignored, and Python then leaves it ignored.
+    signal.signal(signal.SIGUSR1, lambda *args: sys.exit(0))
+    while True:
+        time.sleep(3600)  # @main
+        note("main")
 
 
 if __name__ == "__main__":
