@@ -337,12 +337,12 @@ read_frame_objects(struct py_reader *r, struct py_thread *t, uint64_t frame,
 	 * as 3.11+ says of its own (pyframes_chain_may_end): one last on the
 	 * chain lost it.
 	 */
-	if (r->check && last != 0 && t->error == NULL && last_gen)
-		return walk_torn(w, "a generator's frame lost its caller", last);
 	if (r->check && last != 0 && t->error == NULL) {
 		struct mem_range rg = { last, buf, fsize };
 		bool ok;
 
+		if (last_gen)
+			return walk_torn(w, "a generator's frame lost its caller", last);
 		checks_read(r, w, &rg, 1, &ok);
 		if (!ok || mem_field_u64(buf, o->frame_back) != 0 || !frame_object_runs(o, buf))
 			walk_torn(w, "the first frame read was being linked", last);

@@ -153,7 +153,7 @@ agent_clock_tune(void)
 	/* The rate over all the time since the start, then bent so that the
 	 * line meets the kernel's clock again one tune later: no jump. */
 	k = (double)(ns - C.ns) / (double)(tsc - C.tsc);
-	on_line = l->ns0 + (int64_t)((double)(int64_t)(tsc - l->tsc0) * l->ns_per_tick);
+	on_line = agent_clock_at(l, tsc);
 	err = ns - on_line;
 	if (err > JUMP_NS || err < -JUMP_NS) {
 		*n = (struct agent_clock_line){ tsc, ns, k };

@@ -24,7 +24,6 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <stddef.h>
 #include <time.h>
 
 /* The line from counter to ns.  Two: readers use agent_clock_lines[seq &
@@ -67,6 +66,13 @@ agent_clock_tsc(void)
 }
 #endif
 
+/* The time line l gives for counter reading tsc (before its anchor too). */
+static inline int64_t
+agent_clock_at(const struct agent_clock_line *l, uint64_t tsc)
+{
+	return l->ns0 + (int64_t)((double)(int64_t)(tsc - l->tsc0) * l->ns_per_tick);
+}
+
 /* CLOCK_MONOTONIC in ns: time.monotonic_ns(), the clock helper.py's _ns() reads, so the C and
  * Python sides of the agent time calls on one clock (trace, watch). */
 static inline long long
@@ -74,18 +80,14 @@ agent_now_ns(void)
 {
 #if defined(__x86_64__)
 	if (__builtin_expect(atomic_load_explicit(&agent_clock_fast, memory_order_acquire), 1)) {
-		const struct agent_clock_line *l;
 		unsigned seq;
-		uint64_t tsc;
 		int64_t ns;
 
 		/* seq moved on while the line was read: the reader was held
 		 * up long enough for that very line to be rewritten.  Again. */
 		do {
 			seq = atomic_load_explicit(&agent_clock_seq, memory_order_acquire);
-			l = &agent_clock_lines[seq & 1];
-			tsc = agent_clock_tsc();
-			ns = l->ns0 + (int64_t)((double)(int64_t)(tsc - l->tsc0) * l->ns_per_tick);
+			ns = agent_clock_at(&agent_clock_lines[seq & 1], agent_clock_tsc());
 			atomic_thread_fence(memory_order_acquire);
 		} while (atomic_load_explicit(&agent_clock_seq, memory_order_relaxed) != seq);
 		return ns;
