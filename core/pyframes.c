@@ -619,27 +619,98 @@ current_frame(struct py_reader *r, const unsigned char *ts, struct walk *w)
  */
 #define MAX_HOPS	32
 
+/* Does the chain from `frame` lead back onto the one read within MAX_HOPS links? */
+static bool
+leads_back(struct py_reader *r, uint64_t frame, uint64_t frame0, const struct walk *w)
+{
+	const struct py_offsets *o = &r->rt->off;
+	unsigned hops;
+
+	for (hops = 0; hops < MAX_HOPS; hops++) {
+		if (frame == frame0 || walk_saw(w, frame))
+			return true;
+		if (!mem_ptr_ok(frame, 8) ||
+		    mem_read_u64(r->rt->pid, frame + (uint64_t)o->frame_back, &frame) != 0)
+			break;
+	}
+	return false;
+}
+
+/*
+ * 3.11-3.12, the first look: the current frame of the cframe the walk
+ * began with, and the innermost frame, again -- not the thread state.
+ * While that cframe's current frame leads back onto the chain read, the
+ * frames below are the ones read, whatever the state now points to: a
+ * cframe entered since (a call back into Python from C) runs above them,
+ * and a data-stack chunk taken since holds frames above them.  The state
+ * (on 3.11 its fields span two pages for the main thread) is read only
+ * when that fails.  True when the look is conclusive; *why then says
+ * what was wrong, or is NULL.
+ */
+static bool
+cframe_unchanged(struct py_reader *r, uint64_t frame0, uint64_t cframe0, struct walk *w,
+    const char **why)
+{
+	const struct py_offsets *o = &r->rt->off;
+	unsigned char again[PYOFF_FRAME_SPAN];
+	uint64_t current = 0;
+	struct mem_range rg[2];
+	bool ok[2];
+	size_t n = 1;
+
+	rg[0] = (struct mem_range){ cframe0 + (uint64_t)o->cframe_current_frame, &current,
+	    sizeof current };
+	if (w->inner != 0)
+		rg[n++] = (struct mem_range){ w->inner, again, w->inner_size };
+	checks_read(r, w, rg, n, ok);
+	w->pre = NULL;	/* a look again is later: read now */
+	if (n > 1 && innermost_moved(r, w, ok[1], again)) {
+		w->inner_torn = true;
+		*why = "the innermost frame was being reused";
+		return true;
+	}
+	w->inner = 0;
+	*why = NULL;
+	return ok[0] && leads_back(r, current, frame0, w);
+}
+
+/*
+ * After a walk: the thread's current frame and (3.11+) data-stack chunk,
+ * read again past the cache.  A different chunk may mean the frames read
+ * were freed.  A different current frame is fine when the thread has
+ * returned into a frame we read, or has gone deeper from one (its new
+ * frames lead back onto the chain read within MAX_HOPS links, each read
+ * afresh): the chain read is still what lies below.  Returns why not, or
+ * NULL.
+ */
 static const char *
 changed_since(struct py_reader *r, const struct py_thread *t, uint64_t frame0,
     uint64_t chunk0, uint64_t cframe0, struct walk *w)
 {
 	const struct py_offsets *o = &r->rt->off;
 	unsigned char ts[PYOFF_TSTATE_SPAN], again[PYOFF_FRAME_SPAN];
-	size_t tsize = (size_t)o->tstate_size, n = 1, cf = 0, in = 0;
+	int64_t at = o->tstate_frame != PYOFF_NONE ? o->tstate_frame : o->tstate_cframe;
+	int64_t lo = at, hi = at + 8, ch = o->tstate_datastack_chunk;
+	size_t n = 1, cf = 0, in = 0;
 	uint64_t frame, chunk = 0, current = 0;
 	struct mem_range rg[3];
 	bool ok[3], current_ok = false;
-	unsigned hops;
+	const char *why;
 
-	if (tsize > sizeof ts)
-		tsize = sizeof ts;
+	if (o->tstate_cframe != PYOFF_NONE && mem_ptr_ok(cframe0, 8) &&
+	    cframe_unchanged(r, frame0, cframe0, w, &why))
+		return why;
 	/*
-	 * One system call: the state; 3.11-3.12 the cframe's current frame,
-	 * from the cframe the walk began with -- good if the state still
-	 * points to that one (it mostly does), read again if not; and, on
-	 * the first look, the innermost frame again.
+	 * One system call: the state's current frame (or cframe) and chunk;
+	 * 3.11-3.12 the cframe's current frame, from the cframe the walk
+	 * began with -- good if the state still points to that one, read
+	 * again if not; and, on the first look, the innermost frame again.
 	 */
-	rg[0] = (struct mem_range){ t->tstate, ts, tsize };
+	if (ch != PYOFF_NONE) {
+		lo = ch < lo ? ch : lo;
+		hi = ch + 8 > hi ? ch + 8 : hi;
+	}
+	rg[0] = (struct mem_range){ t->tstate + (uint64_t)lo, ts + lo, (size_t)(hi - lo) };
 	if (mem_ptr_ok(cframe0, 8))
 		rg[cf = n++] = (struct mem_range){ cframe0 + (uint64_t)o->cframe_current_frame,
 		    &current, sizeof current };
@@ -655,24 +726,17 @@ changed_since(struct py_reader *r, const struct py_thread *t, uint64_t frame0,
 	w->inner = 0;
 	if (!ok[0])
 		return "the thread ended";
-	if (o->tstate_datastack_chunk != PYOFF_NONE)
-		chunk = mem_field_u64(ts, o->tstate_datastack_chunk);
+	if (ch != PYOFF_NONE)
+		chunk = mem_field_u64(ts, ch);
 	if (chunk != chunk0)
 		return "the thread moved to another data-stack chunk";
-	frame = mem_field_u64(ts, o->tstate_frame != PYOFF_NONE ? o->tstate_frame : o->tstate_cframe);
+	frame = mem_field_u64(ts, at);
 	if (o->tstate_cframe != PYOFF_NONE && frame == cframe0 && current_ok)
 		frame = current;
 	else if (o->tstate_cframe != PYOFF_NONE && (!mem_ptr_ok(frame, 8) ||
 	    mem_read_u64(r->rt->pid, frame + (uint64_t)o->cframe_current_frame, &frame) != 0))
 		return "the thread's current frame became unreadable";
-	for (hops = 0; hops < MAX_HOPS; hops++) {
-		if (frame == frame0 || walk_saw(w, frame))
-			return NULL;
-		if (!mem_ptr_ok(frame, 8) ||
-		    mem_read_u64(r->rt->pid, frame + (uint64_t)o->frame_back, &frame) != 0)
-			break;
-	}
-	return "the current frame changed";
+	return leads_back(r, frame, frame0, w) ? NULL : "the current frame changed";
 }
 
 /*
@@ -703,7 +767,7 @@ read_thread_frames_once(struct py_reader *r, struct py_thread *t, unsigned depth
 {
 	const struct py_offsets *o = &r->rt->off;
 	unsigned char ts[PYOFF_TSTATE_SPAN];
-	size_t tsize = (size_t)o->tstate_size;
+	size_t tsize = py_offsets_tstate_used(o);
 	uint64_t frame, chunk = 0, base = 0;
 	struct dstack ds = { 0, 0 };
 
@@ -715,8 +779,6 @@ read_thread_frames_once(struct py_reader *r, struct py_thread *t, unsigned depth
 	w->nwant = 0;
 	w->inner = 0;
 	w->inner_torn = false;
-	if (tsize > sizeof ts)
-		tsize = sizeof ts;
 	walk_note(w, t->tstate, tsize, false);
 	if (rd_fresh(r, t->tstate, ts, tsize) != 0)
 		return walk_torn(w, "the thread ended", t->tstate);

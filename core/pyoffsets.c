@@ -45,3 +45,22 @@ py_offsets_known_versions(void)
 		    len ? " " : "", py_offsets_table[i]->version);
 	return buf;
 }
+
+size_t
+py_offsets_tstate_used(const struct py_offsets *o)
+{
+	const int64_t used[] = {
+		o->tstate_next, o->tstate_interp, o->tstate_frame, o->tstate_cframe,
+		o->tstate_thread_id, o->tstate_native_thread_id, o->tstate_datastack_chunk,
+		o->tstate_datastack_top,
+	};
+	int64_t end = 0;
+	size_t i;
+
+	for (i = 0; i < sizeof used / sizeof used[0]; i++)
+		if (used[i] != PYOFF_NONE && used[i] + 8 > end)
+			end = used[i] + 8;
+	if (end > o->tstate_size)
+		end = o->tstate_size;
+	return end < PYOFF_TSTATE_SPAN ? (size_t)end : PYOFF_TSTATE_SPAN;
+}

@@ -218,6 +218,15 @@ struct py_offsets {
 #define PYOFF_CODE_SPAN		512
 #define PYOFF_UNICODE_SPAN	128
 
+/*
+ * The bytes of a thread state, from its start, that hold every field the
+ * readers use (next ... datastack_top), at most tstate_size and
+ * PYOFF_TSTATE_SPAN.  A thread state is read a few times each sample, and
+ * every page a read touches costs the kernel a pin: 3.11's main thread
+ * state ends 96 bytes into the next page, past the fields read.
+ */
+size_t py_offsets_tstate_used(const struct py_offsets *o);
+
 /* Generated at build time, one entry per configured interpreter. */
 extern const struct py_offsets *const py_offsets_table[];
 extern const size_t py_offsets_table_len;

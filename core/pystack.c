@@ -324,10 +324,8 @@ py_reader_snapshot(struct py_reader *r, const struct py_snapshot_opts *opts,
 	while (tstate != 0) {
 		unsigned char ts[PYOFF_TSTATE_SPAN];
 		struct py_thread *t;
-		size_t tsize = (size_t)o->tstate_size;
+		size_t tsize = py_offsets_tstate_used(o);
 
-		if (tsize > sizeof ts)
-			tsize = sizeof ts;
 		if (snap->nthreads >= MAX_THREADS || !mem_ptr_ok(tstate, 8) ||
 		    rd_fresh(r, tstate, ts, tsize) != 0)
 			break;
