@@ -418,7 +418,11 @@ mem_cache_refresh_spans(struct mem_cache *mc, const uint64_t *addrs, const uint3
 
 		if (p == NULL)
 			continue;
-		p->live = true;
+		/*
+		 * Not live until a read uses it (get_page, cache_read): a
+		 * prefetch that marked its own pages live read every page
+		 * ever used again each tick, used or not.
+		 */
 		if (p->pending || (p->loaded && p->epoch == mc->epoch))
 			continue;
 		for (j = 0; j < k && pages[j] != p; j++)

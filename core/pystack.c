@@ -309,12 +309,15 @@ py_reader_snapshot(struct py_reader *r, const struct py_snapshot_opts *opts,
 	}
 
 	/* A sampler finds it in the pages just re-read; the first look asks the runtime. */
-	if ((!no_proc || rd_fresh(r, r->rt->runtime + (uint64_t)o->runtime_interp_head, &interp,
-	    sizeof interp) != 0 || !mem_ptr_ok(interp, 8)) &&
-	    (rc = pyruntime_main_interp(r->rt, &interp, cause)) != FP_OK)
+	interp = no_proc ? r->interp : 0;
+	if (interp == 0 && (rc = pyruntime_main_interp(r->rt, &interp, cause)) != FP_OK)
 		goto fail;
-	read_gil(r, interp, &holder, &gil);
-	r->gil = gil;
+	r->interp = interp;
+	holder = 0;
+	if (!opts->no_gil) {
+		read_gil(r, interp, &holder, &gil);
+		r->gil = gil;
+	}
 	if (rd_fresh(r, interp + (uint64_t)o->interp_tstate_head, &tstate, sizeof tstate) != 0) {
 		rc = procfs_exists(pid) ?
 		    fail(cause, FP_ERR, "process %d: cannot read the thread list", (int)pid) :
@@ -369,7 +372,9 @@ py_reader_snapshot(struct py_reader *r, const struct py_snapshot_opts *opts,
 		}
 		t->is_main = t->tid == pid;
 		pyframes_read(r, t, depth);
-		if (t->tstate == holder)
+		if (opts->no_gil)
+			t->gil = GIL_UNKNOWN;
+		else if (t->tstate == holder)
 			t->gil = GIL_HELD;
 		else if (holder != 0 && !no_proc && waits_on_gil(r, t->tid))
 			t->gil = GIL_WAITING;

@@ -112,6 +112,12 @@ struct py_snapshot_opts {
 	 * The pages the last such snapshot read are re-read in one batch.
 	 */
 	bool no_proc;
+	/*
+	 * Who holds the GIL is not wanted: nothing of the GIL is read (on
+	 * 3.11 its page is the runtime's; 3.12+ its own), every thread
+	 * shows GIL_UNKNOWN.
+	 */
+	bool no_gil;
 };
 
 struct py_reader;

@@ -110,6 +110,13 @@ struct py_reader {
 	uint64_t code_type;		/* &PyCode_Type, once seen */
 	uint64_t gil;			/* the GIL's address at the last snapshot, 0 if unknown */
 	/*
+	 * The main interpreter, once read: its address never changes in a
+	 * process (3.11+ it lies inside _PyRuntime), so a sampler's tick
+	 * does not read the runtime's page for it again.  A full snapshot
+	 * reads it again, and checks it at the end (same_interpreter).
+	 */
+	uint64_t interp;
+	/*
 	 * A sampler's snapshot (no_proc) uses the code objects it knows
 	 * without reading them, and notes them here; pycode_check()
 	 * then reads the pointers that tell one code from another of all of

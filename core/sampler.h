@@ -53,7 +53,8 @@ struct sample {
 	uint64_t weight_ns;	/* time this sample stands for: since the last tick */
 	const struct py_thread *thread;	/* tid, name (may be NULL), gil, frames */
 	pid_t pid;		/* the process it was read in (several over a set) */
-	bool on_cpu;		/* ran on a CPU since the last tick (cpu, wall modes) */
+	bool on_cpu;		/* ran on a CPU since the last tick (cpu mode,
+				 * state; wall mode: threads not holding the GIL) */
 };
 
 typedef void sampler_sink_fn(void *arg, const struct sample *s);
