@@ -477,6 +477,29 @@ slot_holds_other_call(const struct py_reader *r, const struct dstack *ds,
 	return c->framesize > 0 && callee != frame + (uint64_t)c->framesize * 8;
 }
 
+/*
+ * 3.13: is `frame` the thread's first frame, at the start of its root
+ * chunk (data[0] or data[1])?  Its caller is then the entry frame of the
+ * thread's outermost evaluation, on the C stack, which ends the chain: it
+ * is not read, one page of ~6 a sampler's tick pins.  (3.11-3.12 read
+ * that page anyway, for the cframe; 3.14+ end differently.)
+ */
+static bool
+at_root_base(struct py_reader *r, const struct dstack *ds, uint64_t frame)
+{
+	const struct py_offsets *o = &r->rt->off;
+	uint64_t data, previous;
+
+	if (o->tstate_cframe != PYOFF_NONE || o->frame_owned_by_cstack == PYOFF_NONE ||
+	    o->frame_owned_by_interpreter != PYOFF_NONE || o->chunk_data == PYOFF_NONE ||
+	    ds->chunk == 0)
+		return false;
+	data = ds->chunk + (uint64_t)o->chunk_data;
+	return (frame == data || frame == data + 8) &&
+	    rd_fresh(r, ds->chunk + (uint64_t)o->chunk_previous, &previous, sizeof previous) == 0 &&
+	    previous == 0;
+}
+
 /* 3.11+: _PyInterpreterFrames, several per C evaluation call. */
 static void
 read_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
@@ -570,6 +593,10 @@ read_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
 		line = pycode_line(r, c, addrq < 0 ? -1 : addrq);
 		push_frame(r, t, &w->aframes, c, line, is_entry);
 		*base = frame;
+		if (owner == o->frame_owned_by_thread && at_root_base(r, ds, frame)) {
+			owner = (int)o->frame_owned_by_cstack;	/* the chain ends in its shim */
+			break;
+		}
 		frame = mem_field_u64(buf, o->frame_back);
 	}
 	/* The outermost frame is always the first of its C call. */
