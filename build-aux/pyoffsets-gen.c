@@ -274,6 +274,7 @@ main(int argc, char **argv)
 
 	/* PyThreadState */
 	field("tstate_size", (long long)sizeof(PyThreadState));
+	field("tstate_prev", OFF(PyThreadState, prev));
 	field("tstate_next", OFF(PyThreadState, next));
 	field("tstate_interp", OFF(PyThreadState, interp));
 #if PY_VERSION_HEX >= 0x030D0000

@@ -97,6 +97,8 @@ dbg_field(struct dbg_check *k, const char *section, const char *field, int64_t s
 	    (d)->interpreter_state.gil_runtime_state_locked,				\
 	    (d)->interpreter_state.gil_runtime_state_holder);				\
 	(o)->tstate_size = dbg_size(k, "thread_state", (d)->thread_state.size);		\
+	(o)->tstate_prev = dbg_field(k, "thread_state", "prev", (o)->tstate_size,	\
+	    (d)->thread_state.prev, 8, PYOFF_TSTATE_SPAN);				\
 	(o)->tstate_next = dbg_field(k, "thread_state", "next", (o)->tstate_size,	\
 	    (d)->thread_state.next, 8, PYOFF_TSTATE_SPAN);				\
 	(o)->tstate_interp = dbg_field(k, "thread_state", "interp", (o)->tstate_size,	\

@@ -50,7 +50,7 @@ size_t
 py_offsets_tstate_used(const struct py_offsets *o)
 {
 	const int64_t used[] = {
-		o->tstate_next, o->tstate_interp, o->tstate_frame, o->tstate_cframe,
+		o->tstate_prev, o->tstate_next, o->tstate_interp, o->tstate_frame, o->tstate_cframe,
 		o->tstate_thread_id, o->tstate_native_thread_id, o->tstate_datastack_chunk,
 		o->tstate_datastack_top,
 	};

@@ -106,6 +106,7 @@ struct py_offsets {
 
 	/* PyThreadState */
 	int64_t tstate_size;
+	int64_t tstate_prev;
 	int64_t tstate_next;
 	int64_t tstate_interp;
 	int64_t tstate_frame;		/* 3.8–3.10 frame, 3.13+ current_frame */

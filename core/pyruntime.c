@@ -451,7 +451,7 @@ pyruntime_dump_offsets(const struct py_offsets *o, FILE *out, const char *prefix
 	I64(interp_size); I64(interp_next); I64(interp_tstate_head); I64(interp_runtime);
 	I64(interp_gil_ptr); I64(interp_modules);
 	I64(gil_size); I64(gil_last_holder); I64(gil_locked); I64(gil_cond); I64(gil_mutex);
-	I64(tstate_size); I64(tstate_next); I64(tstate_interp); I64(tstate_frame);
+	I64(tstate_size); I64(tstate_prev); I64(tstate_next); I64(tstate_interp); I64(tstate_frame);
 	I64(tstate_cframe); I64(cframe_current_frame); I64(cframe_previous); I64(tstate_thread_id);
 	I64(tstate_native_thread_id); I64(tstate_datastack_chunk); I64(tstate_datastack_top);
 	I64(frame_size); I64(frame_back); I64(frame_code); I64(frame_lasti); I64(frame_is_entry);

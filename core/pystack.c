@@ -179,6 +179,58 @@ same_interpreter(struct py_reader *r, uint64_t interp)
 	    &now) == 0 && now == interp;
 }
 
+/*
+ * A sampler's tick: the threads of the last snapshot, if the list is
+ * still theirs.  A thread state is linked both ways, a new one at the
+ * head: a thread added makes the old head's prev non-NULL, one removed
+ * rewrites a neighbour's link (or, the head removed, the next one's prev
+ * to NULL), and a state freed and taken again by a new thread has another
+ * thread id.  So when every state read holds the links and id it had, the
+ * list is the one the interpreter's head leads to.  A change in the middle
+ * of these reads is seen by the next tick, as with a read of the head.
+ * False (and no threads) to read the list from the interpreter.
+ */
+static bool
+known_list(struct py_reader *r, struct py_snapshot *snap, size_t *athreads)
+{
+	const struct py_offsets *o = &r->rt->off;
+	size_t tsize = py_offsets_tstate_used(o), i, n = r->nknown;
+
+	if (n == 0 || o->tstate_prev == PYOFF_NONE)
+		return false;
+	for (i = 0; i < n; i++) {
+		const struct known_thread *k = &r->known[i];
+		unsigned char ts[PYOFF_TSTATE_SPAN];
+		struct py_thread *t;
+
+		if (rd_fresh(r, k->tstate, ts, tsize) != 0 ||
+		    mem_field_u64(ts, o->tstate_prev) != (i > 0 ? r->known[i - 1].tstate : 0) ||
+		    mem_field_u64(ts, o->tstate_next) != (i + 1 < n ? r->known[i + 1].tstate : 0) ||
+		    mem_field_u64(ts, o->tstate_thread_id) != k->thread_id) {
+			snap->nthreads = 0;
+			return false;
+		}
+		t = ARRAY_PUSH(snap->threads, snap->nthreads, *athreads);
+		memset(t, 0, sizeof *t);
+		t->tstate = k->tstate;
+		t->thread_id = k->thread_id;
+		t->tid = k->tid;
+	}
+	return true;
+}
+
+/* The list just read, for the next tick's known_list (threads not sorted yet). */
+static void
+keep_list(struct py_reader *r, const struct py_snapshot *snap)
+{
+	size_t i;
+
+	r->nknown = 0;
+	for (i = 0; i < snap->nthreads; i++)
+		*ARRAY_PUSH(r->known, r->nknown, r->aknown) = (struct known_thread){
+			snap->threads[i].tstate, snap->threads[i].thread_id, snap->threads[i].tid };
+}
+
 static int
 cmp_threads(const void *a, const void *b)
 {
@@ -232,7 +284,7 @@ py_reader_snapshot(struct py_reader *r, const struct py_snapshot_opts *opts,
 	size_t ntids = 0, i, athreads = 0;
 	uint64_t interp, tstate, holder, gil;
 	unsigned depth = opts->max_depth ? opts->max_depth : DEFAULT_DEPTH;
-	bool no_proc;
+	bool no_proc, known;
 	int rc;
 
 	*snapp = NULL;
@@ -318,7 +370,10 @@ py_reader_snapshot(struct py_reader *r, const struct py_snapshot_opts *opts,
 		read_gil(r, interp, &holder, &gil);
 		r->gil = gil;
 	}
-	if (rd_fresh(r, interp + (uint64_t)o->interp_tstate_head, &tstate, sizeof tstate) != 0) {
+	known = no_proc && known_list(r, snap, &athreads);
+	if (known)
+		tstate = 0;	/* the list is read */
+	else if (rd_fresh(r, interp + (uint64_t)o->interp_tstate_head, &tstate, sizeof tstate) != 0) {
 		rc = procfs_exists(pid) ?
 		    fail(cause, FP_ERR, "process %d: cannot read the thread list", (int)pid) :
 		    fail(cause, FP_EEXITED, "process %d exited while being read", (int)pid);
@@ -344,7 +399,10 @@ py_reader_snapshot(struct py_reader *r, const struct py_snapshot_opts *opts,
 			if (snap->threads[i].tstate == tstate)
 				tstate = 0;
 	}
-	if (o->tstate_native_thread_id == PYOFF_NONE) {
+	/* 3.8-3.10: a known thread keeps the tid found for it (one page fewer). */
+	for (i = 0; i < snap->nthreads && known; i++)
+		known = snap->threads[i].tid != 0;
+	if (o->tstate_native_thread_id == PYOFF_NONE && !known) {
 		find_pthread_tid_offset(r, snap->threads, snap->nthreads, tids, ntids);
 		for (i = 0; i < snap->nthreads && r->pthread_tid_off >= 0; i++) {
 			int32_t tid;
@@ -354,6 +412,7 @@ py_reader_snapshot(struct py_reader *r, const struct py_snapshot_opts *opts,
 				snap->threads[i].tid = tid;
 		}
 	}
+	keep_list(r, snap);
 
 	for (i = 0; i < snap->nthreads; i++) {
 		struct py_thread *t = &snap->threads[i];
@@ -491,6 +550,7 @@ py_reader_close(struct py_reader *r)
 	if (r == NULL)
 		return;
 	pyframes_reader_free(r);
+	free(r->known);
 	if (r->unwinder != NULL)
 		unwinder_close(r->unwinder);
 	mem_cache_free(r->mc);

@@ -57,6 +57,7 @@
 	(d)->interpreter_state.gil_runtime_state_holder = 40000 + 8;		\
 	(d)->interpreter_state.code_object_generation = 50000;			\
 	(d)->thread_state.size = 880;						\
+	(d)->thread_state.prev = 0;						\
 	(d)->thread_state.next = 8;						\
 	(d)->thread_state.interp = 16;						\
 	(d)->thread_state.current_frame = 72;					\
@@ -175,6 +176,7 @@ check_shared(const struct py_offsets *o, const char *v)
 	is_int(o->gil_locked, 24, "%s: GIL locked, relative to the GIL", v);
 	is_int(o->gil_cond, PYOFF_NONE, "%s: no GIL cond without headers", v);
 	is_int(o->tstate_size, 880, "%s: thread_state.size", v);
+	is_int(o->tstate_prev, 0, "%s: thread_state.prev", v);
 	is_int(o->tstate_next, 8, "%s: thread_state.next", v);
 	is_int(o->tstate_interp, 16, "%s: thread_state.interp", v);
 	is_int(o->tstate_frame, 72, "%s: thread_state.current_frame", v);
@@ -478,7 +480,7 @@ static const struct published published_314[] = {
 	{ "interpreter_state.code_object_generation", 160, 50000 },
 	{ "interpreter_state.tlbc_generation", 168, UNREAD },
 	{ "thread_state.size", 176, 880 },
-	{ "thread_state.prev", 184, UNREAD },
+	{ "thread_state.prev", 184, 0 },
 	{ "thread_state.next", 192, 8 },
 	{ "thread_state.interp", 200, 16 },
 	{ "thread_state.current_frame", 208, 72 },
@@ -573,7 +575,7 @@ static const struct published published_315[] = {
 	{ "interpreter_state.code_object_generation", 160, 50000 },
 	{ "interpreter_state.tlbc_generation", 168, UNREAD },
 	{ "thread_state.size", 176, 880 },
-	{ "thread_state.prev", 184, UNREAD },
+	{ "thread_state.prev", 184, 0 },
 	{ "thread_state.next", 192, 8 },
 	{ "thread_state.interp", 200, 16 },
 	{ "thread_state.current_frame", 208, 72 },
@@ -748,6 +750,7 @@ image_from_table(struct debug_offsets_313 *d, const struct py_offsets *t)
 	d->interpreter_state.gil_runtime_state_locked = gil + (uint64_t)t->gil_locked;
 	d->interpreter_state.gil_runtime_state_holder = gil + (uint64_t)t->gil_last_holder;
 	d->thread_state.size = (uint64_t)t->tstate_size;
+	d->thread_state.prev = (uint64_t)t->tstate_prev;
 	d->thread_state.next = (uint64_t)t->tstate_next;
 	d->thread_state.interp = (uint64_t)t->tstate_interp;
 	d->thread_state.current_frame = (uint64_t)t->tstate_frame;
@@ -812,7 +815,7 @@ test_313(void)
 	SAME(interp_size); SAME(interp_next); SAME(interp_tstate_head); SAME(interp_runtime);
 	SAME(interp_gil_ptr); SAME(interp_modules);
 	SAME(gil_size); SAME(gil_last_holder); SAME(gil_locked); SAME(gil_cond); SAME(gil_mutex);
-	SAME(tstate_size); SAME(tstate_next); SAME(tstate_interp); SAME(tstate_frame);
+	SAME(tstate_size); SAME(tstate_prev); SAME(tstate_next); SAME(tstate_interp); SAME(tstate_frame);
 	SAME(tstate_cframe); SAME(cframe_current_frame); SAME(tstate_thread_id);
 	SAME(tstate_native_thread_id); SAME(tstate_datastack_chunk);
 	SAME(frame_size); SAME(frame_back); SAME(frame_code); SAME(frame_lasti);
