@@ -293,8 +293,8 @@ static struct cmd_spec cmd_save = {
 };
 
 static const struct cmd_option flame_options[] = {
-	{ "-r", "--rate", "HZ", "samples per second", CMD_INT, 1, 100000, "100", NULL,
-	    "a rate from 1 to 100000 samples per second" },
+	{ "-r", "--rate", "HZ", "samples per second", CMD_INT, 1, 1000000, "100", NULL,
+	    "a rate from 1 to 1000000 samples per second" },
 };
 
 static struct cmd_spec cmd_flame = {
@@ -539,8 +539,8 @@ static const struct cmd_param perf_params[] = {
 
 static const struct cmd_option perf_options[] = {
 	FILEPATH_OPTION("where to write the flamegraph", "flamegraph.svg"),
-	{ "-r", "--rate", "HZ", "samples per second", CMD_INT, 1, 100000, "100", NULL,
-	    "a rate from 1 to 100000 samples per second" },
+	{ "-r", "--rate", "HZ", "samples per second", CMD_INT, 1, 1000000, "100", NULL,
+	    "a rate from 1 to 1000000 samples per second" },
 	{ "-d", "--duration", "SECONDS", "sample for SECONDS (default: until Ctrl-C)", CMD_NUMBER,
 	    0.1, 31536000, NULL, NULL, "seconds from 0.1 to 31536000" },
 	{ NULL, "--mode", "MODE", "wall: every sample; cpu: on-CPU samples only; gil: samples "

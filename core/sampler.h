@@ -32,7 +32,7 @@ enum sampler_mode {
 const char *sampler_mode_name(enum sampler_mode mode);
 
 #define SAMPLER_RATE_MIN	1
-#define SAMPLER_RATE_MAX	100000
+#define SAMPLER_RATE_MAX	1000000
 
 struct sampler_opts {
 	unsigned rate;		/* samples per second */

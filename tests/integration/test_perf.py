@@ -196,7 +196,7 @@ def test_text_table(launch, profiler, any_python, tmp_path):
 
 
 BAD_OPTIONS = [
-    ("-r 0", "-r wants a rate"), ("-r 100001", "-r wants a rate"), ("-r x", "-r wants a rate"),
+    ("-r 0", "-r wants a rate"), ("-r 1000001", "-r wants a rate"), ("-r x", "-r wants a rate"),
     ("-d 0", "-d wants seconds"), ("-d -1", "-d"), ("--mode fast", "unknown mode"),
     ("--format png", "unknown format"),
 ]

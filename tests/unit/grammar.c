@@ -869,9 +869,9 @@ test_perf(void)
 	part_is("perf", "--mode", "wall");
 	part_is("perf", "--format", "svg");
 
-	parse_fails("perf -r 0", "perf: -r wants a rate from 1 to 100000 samples per second, "
+	parse_fails("perf -r 0", "perf: -r wants a rate from 1 to 1000000 samples per second, "
 	    "not '0'");
-	parse_fails("perf -r 1e3", "perf: -r wants a rate from 1 to 100000 samples per second, "
+	parse_fails("perf -r 1e3", "perf: -r wants a rate from 1 to 1000000 samples per second, "
 	    "not '1e3'");
 	parse_fails("perf -d 0", "perf: -d wants seconds from 0.1 to 31536000, not '0'");
 	parse_fails("perf --mode fast", "perf: unknown mode 'fast' (wall, cpu or gil)");
