@@ -25,7 +25,7 @@ import sys
 import threading
 import time
 
-from _fptarget import name_os_thread, signal_ready
+from _fptarget import Spot, announce_when_parked, name_os_thread, signal_ready
 
 NEVER = threading.Event()
 UNIT = 2000
@@ -116,6 +116,13 @@ def main():
     elif mode == "gil":
         start(busy, "py")
         start(nogil, "nogil")
+        # Ready only once main is parked: after signal_ready() it waits
+        # for the GIL behind "py" (for milliseconds on a loaded machine)
+        # and holds it on its way into wait(), which a GIL-mode sample
+        # taken at once then rightly shows.
+        announce_when_parked([Spot(threading.main_thread(), __file__, "wait")])
+        NEVER.wait()  # @wait
+        return
     elif mode == "renamed":
         start(renamed, "renamed")
     else:
