@@ -42,6 +42,12 @@ struct mem_page {
 	bool ok;		/* readable */
 	bool pending;		/* asked for while deferring, not read yet */
 	bool live;		/* read afresh: it holds what a thread changes */
+	/*
+	 * Refreshed from a sampler's list (mem_cache_refresh_spans with
+	 * lens), and how many looks in a row before this one did not use it.
+	 */
+	bool listed;
+	unsigned idle;
 	unsigned epoch;		/* mc->epoch when read */
 	/*
 	 * The bytes [lo, hi) of the page that were read (a sampler's batch
@@ -148,7 +154,8 @@ slot_of(struct mem_cache *mc, uint64_t page)
 	if (p->data == NULL)
 		p->data = xmalloc(PAGE);
 	p->page = page;
-	p->loaded = p->pending = p->live = false;
+	p->loaded = p->pending = p->live = p->listed = false;
+	p->idle = 0;
 	p->lo = 0;
 	p->hi = PAGE;
 	p->ulo = PAGE;
@@ -414,10 +421,14 @@ mem_cache_refresh_spans(struct mem_cache *mc, const uint64_t *addrs, const uint3
 	for (i = 0; i < n && k < MAX_BATCH; i++) {
 		uint64_t page = addrs[i] / PAGE;
 		struct mem_page *p = page ? slot_of(mc, page) : NULL;
-		size_t lo = 0, hi = PAGE;
+		size_t lo = 0, hi = PAGE, len = lens != NULL ? MEM_SPAN_LEN(lens[i]) : 0;
 
 		if (p == NULL)
 			continue;
+		if (lens != NULL) {
+			p->listed = true;
+			p->idle = MEM_SPAN_IDLE(lens[i]);
+		}
 		/*
 		 * Not live until a read uses it (get_page, cache_read): a
 		 * prefetch that marked its own pages live read every page
@@ -431,7 +442,7 @@ mem_cache_refresh_spans(struct mem_cache *mc, const uint64_t *addrs, const uint3
 			continue;
 		if (lens != NULL) {
 			lo = (size_t)(addrs[i] % PAGE);
-			hi = lo + lens[i] > PAGE ? PAGE : lo + lens[i];
+			hi = lo + len > PAGE ? PAGE : lo + len;
 			lo = lo > EXTENT_SLACK ? (lo - EXTENT_SLACK) & ~(size_t)63 : 0;
 			hi = hi + EXTENT_SLACK < PAGE ? (hi + EXTENT_SLACK + 63) & ~(size_t)63 : PAGE;
 			if (hi > PAGE)
@@ -439,7 +450,7 @@ mem_cache_refresh_spans(struct mem_cache *mc, const uint64_t *addrs, const uint3
 		}
 		p->lo = (uint16_t)lo;
 		p->hi = (uint16_t)hi;
-		if (lens != NULL && lens[i] > 0) {
+		if (len > 0) {
 			/*
 			 * What the last looks used counts as used: the part
 			 * only grows (a stack that goes deeper now and then
@@ -447,8 +458,8 @@ mem_cache_refresh_spans(struct mem_cache *mc, const uint64_t *addrs, const uint3
 			 * time), up to the whole page.
 			 */
 			p->ulo = (uint16_t)(addrs[i] % PAGE);
-			p->uhi = (uint16_t)(addrs[i] % PAGE + lens[i] > PAGE ? PAGE :
-			    addrs[i] % PAGE + lens[i]);
+			p->uhi = (uint16_t)(addrs[i] % PAGE + len > PAGE ? PAGE :
+			    addrs[i] % PAGE + len);
 		}
 		pages[k++] = p;
 	}
@@ -464,8 +475,11 @@ mem_cache_pages(const struct mem_cache *mc, uint64_t *addrs, uint32_t *lens, siz
 
 	for (i = 0; i < mc->used && n < max; i++) {
 		const struct mem_page *p = mc->inuse[i];
+		unsigned idle = p->live ? 0 : p->idle + 1;
 
-		if (!p->loaded || !p->ok || (!p->live && live_only))
+		/* a listed page unused for MEM_KEEP_LOOKS looks leaves the list */
+		if (!p->loaded || !p->ok ||
+		    (live_only && !p->live && (!p->listed || idle >= MEM_KEEP_LOOKS)))
 			continue;
 		addrs[n] = p->page * PAGE;
 		if (lens != NULL) {
@@ -473,7 +487,7 @@ mem_cache_pages(const struct mem_cache *mc, uint64_t *addrs, uint32_t *lens, siz
 			size_t lo = p->ulo < p->uhi ? p->ulo : 0, hi = p->ulo < p->uhi ? p->uhi : PAGE;
 
 			addrs[n] += lo;
-			lens[n] = (uint32_t)(hi - lo);
+			lens[n] = MEM_SPAN(hi - lo, idle);
 		}
 		n++;
 	}

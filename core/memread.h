@@ -123,6 +123,21 @@ unsigned long mem_cache_reads(const struct mem_cache *mc);
 size_t mem_cache_pages(const struct mem_cache *mc, uint64_t *addrs, uint32_t *lens, size_t max,
     bool live_only);
 
+/*
+ * A lens[] word: the length in its low 16 bits, and above them how many
+ * looks in a row have not used the page.  A page a look does not use
+ * stays on the list for MEM_KEEP_LOOKS looks: a stack that moves over a
+ * few pages (3.8-3.10's frame objects, a recursion's depth) then finds
+ * all of them in the one batch a look begins with, read at one moment; a
+ * walk that must read a page itself reads it later than the rest, and a
+ * frame read later may have been reused since.  Before, a page stayed
+ * forever (a runtime page read once was pinned every tick after).
+ */
+#define MEM_KEEP_LOOKS		64
+#define MEM_SPAN(len, idle)	((uint32_t)(len) | (uint32_t)(idle) << 16)
+#define MEM_SPAN_LEN(w)		((w) & 0xffffu)
+#define MEM_SPAN_IDLE(w)	((w) >> 16)
+
 /* Little helpers to pick a field out of a struct read in one go. */
 static inline uint64_t
 mem_field_u64(const void *base, int64_t off)
