@@ -478,26 +478,33 @@ slot_holds_other_call(const struct py_reader *r, const struct dstack *ds,
 }
 
 /*
- * 3.13: is `frame` the thread's first frame, at the start of its root
- * chunk (data[0] or data[1])?  Its caller is then the entry frame of the
- * thread's outermost evaluation, on the C stack, which ends the chain: it
- * is not read, one page of ~6 a sampler's tick pins.  (3.11-3.12 read
- * that page anyway, for the cframe; 3.14+ end differently.)
+ * 3.13: where the thread's first frame would lie if the walk's chunk is
+ * its root one (data[0] or data[1]), 0 elsewhere.  That frame's caller is
+ * the entry frame of the thread's outermost evaluation, on the C stack,
+ * which ends the chain: it is not read, one page of ~6 a sampler's tick
+ * pins.  (3.11-3.12 read that page anyway, for the cframe; 3.14+ end
+ * differently.)  Whether the chunk is the root one is asked only of a
+ * frame found there (root_chunk).
  */
-static bool
-at_root_base(struct py_reader *r, const struct dstack *ds, uint64_t frame)
+static uint64_t
+root_data(const struct py_reader *r, const struct dstack *ds)
 {
 	const struct py_offsets *o = &r->rt->off;
-	uint64_t data, previous;
 
 	if (o->tstate_cframe != PYOFF_NONE || o->frame_owned_by_cstack == PYOFF_NONE ||
 	    o->frame_owned_by_interpreter != PYOFF_NONE || o->chunk_data == PYOFF_NONE ||
 	    ds->chunk == 0)
-		return false;
-	data = ds->chunk + (uint64_t)o->chunk_data;
-	return (frame == data || frame == data + 8) &&
-	    rd_fresh(r, ds->chunk + (uint64_t)o->chunk_previous, &previous, sizeof previous) == 0 &&
-	    previous == 0;
+		return 0;
+	return ds->chunk + (uint64_t)o->chunk_data;
+}
+
+static bool
+root_chunk(struct py_reader *r, const struct dstack *ds)
+{
+	uint64_t previous;
+
+	return rd_fresh(r, ds->chunk + (uint64_t)r->rt->off.chunk_previous, &previous,
+	    sizeof previous) == 0 && previous == 0;
 }
 
 /* 3.11+: _PyInterpreterFrames, several per C evaluation call. */
@@ -510,7 +517,7 @@ read_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
 	size_t fsize = (size_t)o->frame_size;
 	unsigned steps = 0;
 	struct chain_guard g = { 0, 1, 0 };
-	uint64_t last = 0, callee = 0;
+	uint64_t last = 0, callee = 0, data = root_data(r, ds);
 	int owner = -1;
 	bool is_entry = false;
 	const char *why;
@@ -593,7 +600,8 @@ read_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
 		line = pycode_line(r, c, addrq < 0 ? -1 : addrq);
 		push_frame(r, t, &w->aframes, c, line, is_entry);
 		*base = frame;
-		if (owner == o->frame_owned_by_thread && at_root_base(r, ds, frame)) {
+		if (data != 0 && (frame == data || frame == data + 8) &&
+		    owner == o->frame_owned_by_thread && root_chunk(r, ds)) {
 			owner = (int)o->frame_owned_by_cstack;	/* the chain ends in its shim */
 			break;
 		}
@@ -664,6 +672,30 @@ leads_back(struct py_reader *r, uint64_t frame, uint64_t frame0, const struct wa
 }
 
 /*
+ * The ranges rg[0..n) of a check after the walk and, on the first look,
+ * the innermost frame again, in one system call (rg has room for one more).
+ * Returns why the innermost frame cannot be trusted (w->inner_torn), or
+ * NULL; a later look does not read it again.
+ */
+static const char *
+read_checks(struct py_reader *r, struct walk *w, struct mem_range *rg, size_t n, bool *ok)
+{
+	unsigned char again[PYOFF_FRAME_SPAN];
+	size_t in = 0;
+
+	if (w->inner != 0)
+		rg[in = n++] = (struct mem_range){ w->inner, again, w->inner_size };
+	checks_read(r, w, rg, n, ok);
+	w->pre = NULL;	/* a look again is later: read now */
+	if (in != 0 && innermost_moved(r, w, ok[in], again)) {
+		w->inner_torn = true;
+		return "the innermost frame was being reused";
+	}
+	w->inner = 0;
+	return NULL;
+}
+
+/*
  * 3.11-3.12, the first look: the current frame of the cframe the walk
  * began with, and the innermost frame, again -- not the thread state.
  * While that cframe's current frame leads back onto the chain read, the
@@ -679,25 +711,14 @@ cframe_unchanged(struct py_reader *r, uint64_t frame0, uint64_t cframe0, struct 
     const char **why)
 {
 	const struct py_offsets *o = &r->rt->off;
-	unsigned char again[PYOFF_FRAME_SPAN];
 	uint64_t current = 0;
 	struct mem_range rg[2];
 	bool ok[2];
-	size_t n = 1;
 
 	rg[0] = (struct mem_range){ cframe0 + (uint64_t)o->cframe_current_frame, &current,
 	    sizeof current };
-	if (w->inner != 0)
-		rg[n++] = (struct mem_range){ w->inner, again, w->inner_size };
-	checks_read(r, w, rg, n, ok);
-	w->pre = NULL;	/* a look again is later: read now */
-	if (n > 1 && innermost_moved(r, w, ok[1], again)) {
-		w->inner_torn = true;
-		*why = "the innermost frame was being reused";
+	if ((*why = read_checks(r, w, rg, 1, ok)) != NULL)
 		return true;
-	}
-	w->inner = 0;
-	*why = NULL;
 	return ok[0] && leads_back(r, current, frame0, w);
 }
 
@@ -715,10 +736,10 @@ changed_since(struct py_reader *r, const struct py_thread *t, uint64_t frame0,
     uint64_t chunk0, uint64_t cframe0, struct walk *w)
 {
 	const struct py_offsets *o = &r->rt->off;
-	unsigned char ts[PYOFF_TSTATE_SPAN], again[PYOFF_FRAME_SPAN];
+	unsigned char ts[PYOFF_TSTATE_SPAN];
 	int64_t at = o->tstate_frame != PYOFF_NONE ? o->tstate_frame : o->tstate_cframe;
 	int64_t lo = at, hi = at + 8, ch = o->tstate_datastack_chunk;
-	size_t n = 1, cf = 0, in = 0;
+	size_t n = 1, cf = 0;
 	uint64_t frame, chunk = 0, current = 0;
 	struct mem_range rg[3];
 	bool ok[3], current_ok = false;
@@ -741,16 +762,9 @@ changed_since(struct py_reader *r, const struct py_thread *t, uint64_t frame0,
 	if (mem_ptr_ok(cframe0, 8))
 		rg[cf = n++] = (struct mem_range){ cframe0 + (uint64_t)o->cframe_current_frame,
 		    &current, sizeof current };
-	if (w->inner != 0)
-		rg[in = n++] = (struct mem_range){ w->inner, again, w->inner_size };
-	checks_read(r, w, rg, n, ok);
-	w->pre = NULL;	/* a look again is later: read now */
+	if ((why = read_checks(r, w, rg, n, ok)) != NULL)
+		return why;
 	current_ok = cf != 0 && ok[cf];
-	if (in != 0 && innermost_moved(r, w, ok[in], again)) {
-		w->inner_torn = true;
-		return "the innermost frame was being reused";
-	}
-	w->inner = 0;
 	if (!ok[0])
 		return "the thread ended";
 	if (ch != PYOFF_NONE)
@@ -794,7 +808,7 @@ read_thread_frames_once(struct py_reader *r, struct py_thread *t, unsigned depth
 {
 	const struct py_offsets *o = &r->rt->off;
 	unsigned char ts[PYOFF_TSTATE_SPAN];
-	size_t tsize = py_offsets_tstate_used(o);
+	size_t tsize = r->tstate_used;
 	uint64_t frame, chunk = 0, base = 0;
 	struct dstack ds = { 0, 0 };
 

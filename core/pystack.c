@@ -194,7 +194,7 @@ static bool
 known_list(struct py_reader *r, struct py_snapshot *snap, size_t *athreads)
 {
 	const struct py_offsets *o = &r->rt->off;
-	size_t tsize = py_offsets_tstate_used(o), i, n = r->nknown;
+	size_t tsize = r->tstate_used, i, n = r->nknown;
 
 	if (n == 0 || o->tstate_prev == PYOFF_NONE)
 		return false;
@@ -382,7 +382,7 @@ py_reader_snapshot(struct py_reader *r, const struct py_snapshot_opts *opts,
 	while (tstate != 0) {
 		unsigned char ts[PYOFF_TSTATE_SPAN];
 		struct py_thread *t;
-		size_t tsize = py_offsets_tstate_used(o);
+		size_t tsize = r->tstate_used;
 
 		if (snap->nthreads >= MAX_THREADS || !mem_ptr_ok(tstate, 8) ||
 		    rd_fresh(r, tstate, ts, tsize) != 0)
@@ -528,6 +528,7 @@ py_reader_open(pid_t pid, struct py_reader **rp, char **cause)
 	}
 	r->mc = mem_cache_new(pid, 1024);
 	r->names = pythreads_new(r->rt);
+	r->tstate_used = py_offsets_tstate_used(&r->rt->off);
 	*rp = r;
 	return FP_OK;
 }

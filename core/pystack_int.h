@@ -79,6 +79,7 @@ struct py_reader {
 	size_t ncodes, acodes;
 	unsigned generation;		/* snapshot serial number */
 	uint64_t tick_ns;		/* when this snapshot began (now_ns) */
+	size_t tstate_used;		/* py_offsets_tstate_used(), once */
 	struct py_snapshot *snap;	/* the one being taken */
 	int64_t pthread_tid_off;	/* 3.8–3.10: struct pthread's tid */
 	struct unwinder *unwinder;

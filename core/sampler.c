@@ -288,13 +288,10 @@ emit(struct sampler *s, struct py_snapshot *snap, uint64_t t0, uint64_t weight,
 		/*
 		 * --native stops each thread to unwind it, and a stopped and
 		 * resumed thread has run: there, the state letter read before
-		 * any stop says it.
-		 */
-		/*
-		 * Wall mode keeps a GIL holder whatever its CPU: it is not
-		 * asked, one pread a tick fewer for a busy thread.  Its next
-		 * look then spans the ticks it held the GIL: a thread that
-		 * just let go of it counts as run once more.
+		 * any stop says it.  Wall mode keeps a GIL holder whatever its
+		 * CPU: it is not asked, one pread a tick fewer for a busy
+		 * thread.  Its next look then spans the ticks it held the GIL:
+		 * a thread that just let go of it counts as run once more.
 		 */
 		if (need_state && !s->opts.native && ti != NULL && ti->fd >= 0 &&
 		    (s->opts.state || s->opts.mode != SAMPLER_WALL || t->gil != GIL_HELD))

@@ -87,6 +87,24 @@ def test_recursion_200_deep_intact(launch, profiler, python, tmp_path):
     assert depths == {201: total}, depths
 
 
+def test_rate_beyond_reach_reads_back_to_back(launch, profiler, python, tmp_path):
+    """-r goes to 1,000,000: a rate no machine here reaches is read back
+    to back, the summary says so, and the stacks are as whole as at 300 Hz
+    (the 200-deep recursion, torn reads dropped)."""
+    target = launch("hot.py", python, env={"FP_HOT": "deep"})
+    out, result = perf(profiler, target.pid, tmp_path, "-d 0.3 -r 1000000")
+    assert "of 1000000 asked" in result.stdout and "saturated" in result.stdout, result.stdout
+    samples, reads = map(int, SUMMARY.search(result.stdout).groups())
+    assert reads > 300 * 0.3, result.stdout
+    want = python.function_name("rec")
+    depths = {}
+    for s, n in collapsed(out):
+        if has(s, python, "deep"):
+            d = sum(1 for f in s if fname(f) == want)
+            depths[d] = depths.get(d, 0) + n
+    assert depths and set(depths) == {201}, depths
+
+
 def test_replaced_code_named_anew(launch, profiler, python, tmp_path):
     """A code object freed and another made at its address is named as
     the new one: the sampler trusts a cached code object unread for 10 ms
