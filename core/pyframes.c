@@ -696,30 +696,35 @@ read_checks(struct py_reader *r, struct walk *w, struct mem_range *rg, size_t n,
 }
 
 /*
- * 3.11-3.12, the first look: the current frame of the cframe the walk
- * began with, and the innermost frame, again -- not the thread state.
- * While that cframe's current frame leads back onto the chain read, the
- * frames below are the ones read, whatever the state now points to: a
- * cframe entered since (a call back into Python from C) runs above them,
- * and a data-stack chunk taken since holds frames above them.  The state
- * (on 3.11 its fields span two pages for the main thread) is read only
- * when that fails.  True when the look is conclusive; *why then says
- * what was wrong, or is NULL.
+ * 3.11-3.12, the first look: the state's cframe, the current frame of the
+ * cframe the walk began with, and the innermost frame, again -- not the
+ * rest of the state.  While the state still points to that cframe and its
+ * current frame leads back onto the chain read, the frames below are the
+ * ones read: a data-stack chunk taken since holds frames above them.  The
+ * state's cframe must be read too: a cframe lives on the C stack of its
+ * evaluation call, and once that call returns (a coroutine suspends) its
+ * memory still says the frame it ran -- the walk's own first frame --
+ * however far the thread has moved on.  The rest of the state (on 3.11
+ * its fields span two pages for the main thread) is read only when this
+ * fails.  True when the look is conclusive; *why then says what was
+ * wrong, or is NULL.
  */
 static bool
-cframe_unchanged(struct py_reader *r, uint64_t frame0, uint64_t cframe0, struct walk *w,
-    const char **why)
+cframe_unchanged(struct py_reader *r, const struct py_thread *t, uint64_t frame0,
+    uint64_t cframe0, struct walk *w, const char **why)
 {
 	const struct py_offsets *o = &r->rt->off;
-	uint64_t current = 0;
-	struct mem_range rg[2];
-	bool ok[2];
+	uint64_t cframe = 0, current = 0;
+	struct mem_range rg[3];
+	bool ok[3];
 
-	rg[0] = (struct mem_range){ cframe0 + (uint64_t)o->cframe_current_frame, &current,
+	/* the state's cframe first: a current frame read after it is of that cframe */
+	rg[0] = (struct mem_range){ t->tstate + (uint64_t)o->tstate_cframe, &cframe, sizeof cframe };
+	rg[1] = (struct mem_range){ cframe0 + (uint64_t)o->cframe_current_frame, &current,
 	    sizeof current };
-	if ((*why = read_checks(r, w, rg, 1, ok)) != NULL)
+	if ((*why = read_checks(r, w, rg, 2, ok)) != NULL)
 		return true;
-	return ok[0] && leads_back(r, current, frame0, w);
+	return ok[0] && ok[1] && cframe == cframe0 && leads_back(r, current, frame0, w);
 }
 
 /*
@@ -746,7 +751,7 @@ changed_since(struct py_reader *r, const struct py_thread *t, uint64_t frame0,
 	const char *why;
 
 	if (o->tstate_cframe != PYOFF_NONE && mem_ptr_ok(cframe0, 8) &&
-	    cframe_unchanged(r, frame0, cframe0, w, &why))
+	    cframe_unchanged(r, t, frame0, cframe0, w, &why))
 		return why;
 	/*
 	 * One system call: the state's current frame (or cframe) and chunk;

@@ -67,16 +67,30 @@ def split_dumps(text):
     return [parts[0]] + ["Process " + p for p in parts[1:]]
 
 
+CHURN_HEAD = re.compile(r"\d+ \(churn\) \[")
+
+
+def churn_blocks(text):
+    """The dump's head and the parts of it that are churn's thread."""
+    head, _, rest = text.partition("\n\nTraceback for thread ")
+    return head, [b for b in rest.split("\n\nTraceback for thread ") if CHURN_HEAD.match(b)]
+
+
 def churn_thread(text, strict):
     """The churn thread of one dump.  With strict, the whole dump is parsed
     (and its format checked); else only the churn thread's part, which is
     a third of the cost."""
     if not strict:
-        head, _, rest = text.partition("\n\nTraceback for thread ")
-        blocks = [b for b in rest.split("\n\nTraceback for thread ") if ") (churn) [" in b]
+        head, blocks = churn_blocks(text)
         if head.count("\n") == 1 and len(blocks) == 1:
             text = head + "\n\nTraceback for thread " + blocks[0]
     return stackdump.parse(text).thread(name="churn")
+
+
+def churn_block(text):
+    """The churn thread's part of one dump (all of it if it has none)."""
+    _, blocks = churn_blocks(text)
+    return "Traceback for thread " + blocks[0] if len(blocks) == 1 else text
 
 
 def churn_problem(thread, mode):
@@ -111,9 +125,11 @@ def test_churning_thread_is_whole_or_partial(launch, profiler, python, mode, sto
             partial.append(churn.notes[-1])
         why = churn_problem(churn, mode)
         if why is not None:
-            # why last: a CI log keeps the tail of a failure
-            bad.append("%s\n%s" % (text, why))
-    assert not bad, "%d of %d reads silently short or wrong; the first:\n%s" % (
+            # why first, then churn's part of the dump only: a CI report
+            # shows a few lines of a failure, and pytest's summary line
+            # at the end of the log carries the first line of the message
+            bad.append("%s\n%s" % (why, churn_block(text)))
+    assert not bad, "%d of %d reads silently short or wrong; the first: %s" % (
         len(bad), READS, bad[0])
     limit = MAX_PARTIAL if stop == "stop" else NOSTOP_MAX_PARTIAL * READS // 1000
     assert len(partial) <= limit, "%d of %d reads partial:\n%s" % (
