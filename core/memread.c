@@ -56,6 +56,8 @@ struct mem_page {
 	 * before used (mem_cache_refresh_spans).
 	 */
 	uint16_t lo, hi, ulo, uhi;
+	/* its place in the batch that read it (mem_cache_rank), 0 if read otherwise */
+	unsigned rank;
 	unsigned char *data;
 };
 
@@ -75,6 +77,7 @@ struct mem_cache {
 	size_t npending, apending;
 	unsigned epoch;		/* see mem_cache_expire() */
 	unsigned long reads;	/* system calls made, see mem_cache_reads() */
+	unsigned rank_max;	/* the latest rank served fresh since mem_cache_rank_reset */
 	/*
 	 * The slot last found: a walk reads frame after frame from one page.
 	 * Trusted only while it still holds that page (a slot cleared or
@@ -134,11 +137,18 @@ mem_cache_expire(struct mem_cache *mc)
 	mc->epoch++;
 }
 
+/* Where the search for `page` among the slots begins. */
+static inline size_t
+slot_hash(const struct mem_cache *mc, uint64_t page)
+{
+	return (size_t)((page * 0x9e3779b97f4a7c15ull) >> 32) & (mc->nslots - 1);
+}
+
 /* The slot of `page`, claimed (not loaded) if new; NULL if the cache is full. */
 static struct mem_page *
 slot_of(struct mem_cache *mc, uint64_t page)
 {
-	size_t s = (size_t)((page * 0x9e3779b97f4a7c15ull) >> 32) & (mc->nslots - 1);
+	size_t s = slot_hash(mc, page);
 	struct mem_page *p;
 
 	if (mc->last != NULL && mc->last->page == page)
@@ -156,6 +166,7 @@ slot_of(struct mem_cache *mc, uint64_t page)
 	p->page = page;
 	p->loaded = p->pending = p->live = p->listed = false;
 	p->idle = 0;
+	p->rank = 0;
 	p->lo = 0;
 	p->hi = PAGE;
 	p->ulo = PAGE;
@@ -188,6 +199,7 @@ get_page(struct mem_cache *mc, uint64_t page, bool fresh, size_t off, size_t end
 	mc->reads++;
 	p->ok = mem_read(mc->pid, page * PAGE, p->data, PAGE) == 0;
 	p->loaded = true;
+	p->rank = 0;
 	p->lo = 0;
 	p->hi = PAGE;
 	p->epoch = mc->epoch;
@@ -366,6 +378,7 @@ read_batch_spans(struct mem_cache *mc, struct mem_page **batch, size_t n,
 		batch[i]->pending = false;
 		batch[i]->loaded = true;
 		batch[i]->epoch = mc->epoch;
+		batch[i]->rank = (unsigned)i + 1;	/* the kernel copies in this order */
 	}
 	for (i = 0; i < nspans; i++) {
 		const struct span_group *gr = grouped ? &groups[group_of[i]] : NULL;
@@ -500,6 +513,36 @@ mem_cache_reads(const struct mem_cache *mc)
 	return mc->reads;
 }
 
+void
+mem_cache_rank_reset(struct mem_cache *mc)
+{
+	mc->rank_max = 0;
+}
+
+unsigned
+mem_cache_rank_max(const struct mem_cache *mc)
+{
+	return mc->rank_max;
+}
+
+unsigned
+mem_cache_rank(struct mem_cache *mc, uint64_t addr)
+{
+	uint64_t page = addr / PAGE;
+	struct mem_page *p;
+	size_t s = slot_hash(mc, page);
+
+	if (page == 0)
+		return 0;
+	/* a lookup only: not claimed, not the last page served */
+	while ((p = &mc->slots[s])->page != 0) {
+		if (p->page == page)
+			return p->loaded && !p->pending && p->ok && p->epoch == mc->epoch ? p->rank : 0;
+		s = (s + 1) & (mc->nslots - 1);
+	}
+	return 0;
+}
+
 pid_t
 mem_cache_pid(const struct mem_cache *mc)
 {
@@ -543,8 +586,11 @@ cache_read(struct mem_cache *mc, uint64_t addr, void *buf, size_t len, bool fres
 	 */
 	if (p != NULL && addr >= PAGE && p->page == addr / PAGE && p->loaded && !p->pending &&
 	    p->ok && off >= p->lo && off + len <= p->hi && (!fresh || p->epoch == mc->epoch)) {
-		if (fresh)
+		if (fresh) {
 			p->live = true;
+			if (p->rank > mc->rank_max)
+				mc->rank_max = p->rank;
+		}
 		memcpy(out, p->data + off, len);
 		page_used(p, off, off + len);
 		return 0;
@@ -573,6 +619,8 @@ cache_read(struct mem_cache *mc, uint64_t addr, void *buf, size_t len, bool fres
 			errno = EFAULT;
 			return -1;
 		} else {
+			if (fresh && p->rank > mc->rank_max)
+				mc->rank_max = p->rank;
 			memcpy(out, p->data + off, n);
 			page_used(p, off, off + n);
 		}

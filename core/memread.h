@@ -110,6 +110,21 @@ void mem_cache_refresh_spans(struct mem_cache *mc, const uint64_t *addrs, const 
 unsigned long mem_cache_reads(const struct mem_cache *mc);
 
 /*
+ * The order in which a batch copied its pages.  mem_cache_refresh_spans
+ * gives each page it reads its place in the batch, 1 on (the kernel
+ * copies in the order given); a page read any other way has rank 0.
+ * mem_cache_rank_max is the highest rank read fresh since the last
+ * mem_cache_rank_reset; mem_cache_rank that of the page holding `addr`
+ * if it was read this epoch, else 0.  While mem_cache_reads is unchanged
+ * since the batch, a walk whose pages all rank at most that of its head
+ * (the thread state's current frame) read every frame no later than the
+ * head was copied.
+ */
+void mem_cache_rank_reset(struct mem_cache *mc);
+unsigned mem_cache_rank_max(const struct mem_cache *mc);
+unsigned mem_cache_rank(struct mem_cache *mc, uint64_t addr);
+
+/*
  * The addresses of up to `max` readable pages now cached; returns how many.
  * With `live_only`, only pages read afresh (mem_cache_read_fresh, or
  * refreshed): what a running thread changes, not code objects or strings.

@@ -157,6 +157,12 @@ struct walk {
 	size_t inner_size;
 	bool inner_torn;
 	/*
+	 * 3.11+: the addresses the walk took its head from: the state's
+	 * cframe (3.11-3.12) or current frame, and 3.11-3.12 that cframe's
+	 * current frame (else 0).  See read_before_head.
+	 */
+	uint64_t head_ts, head_cf;
+	/*
 	 * The ranges the checks after the walk read, for the next batch; and
 	 * this snapshot's batch copy of them, if the walk may use it (the
 	 * first read of a prefetched snapshot).
@@ -681,13 +687,14 @@ static const char *
 read_checks(struct py_reader *r, struct walk *w, struct mem_range *rg, size_t n, bool *ok)
 {
 	unsigned char again[PYOFF_FRAME_SPAN];
-	size_t in = 0;
+	size_t in = n;
+	bool inner = w->inner != 0;
 
-	if (w->inner != 0)
-		rg[in = n++] = (struct mem_range){ w->inner, again, w->inner_size };
+	if (inner)
+		rg[n++] = (struct mem_range){ w->inner, again, w->inner_size };
 	checks_read(r, w, rg, n, ok);
 	w->pre = NULL;	/* a look again is later: read now */
-	if (in != 0 && innermost_moved(r, w, ok[in], again)) {
+	if (inner && innermost_moved(r, w, ok[in], again)) {
 		w->inner_torn = true;
 		return "the innermost frame was being reused";
 	}
@@ -791,13 +798,54 @@ changed_since(struct py_reader *r, const struct py_thread *t, uint64_t frame0,
  * before that frame's current_frame is set.  Look again, cheaply, before
  * throwing the whole walk away.
  */
+/*
+ * 3.11+, a sampler's first read of a thread: was every page the walk used
+ * copied by this snapshot's batch no later than its head?  The batch
+ * reads the pages of the threads' heads last (pyframes_prefetch), the
+ * state's before its cframe's, and the kernel copies in order.  Then the
+ * head was read after every frame: the frames below the one it names are
+ * its callers, pushed before it and running while it runs, so their
+ * copies are theirs -- unless the innermost frame itself was pushed after
+ * its page was copied, which the innermost frame read again after the
+ * batch tells (a generator's frame copied before it was resumed has lost
+ * its caller, and the walk ends torn).  The state's cframe, read before
+ * that cframe's current frame, was live when the head was copied: a
+ * cframe is read dead only after its call returned, and its memory then
+ * still names a frame that was the head after that.
+ */
+static bool
+read_before_head(struct py_reader *r, const struct walk *w)
+{
+	unsigned ts, cf, max;
+
+	if (w->pre == NULL || w->pre->generation != r->generation ||
+	    mem_cache_reads(r->mc) != r->batch_reads ||
+	    r->rt->off.frame_model == PY_FRAMES_OBJECTS || w->head_ts == 0)
+		return false;
+	max = mem_cache_rank_max(r->mc);
+	ts = mem_cache_rank(r->mc, w->head_ts);
+	if (ts == 0)
+		return false;
+	if (w->head_cf == 0)
+		return max <= ts;
+	cf = mem_cache_rank(r->mc, w->head_cf);
+	return cf > ts && max <= cf;
+}
+
 static void
 check_unchanged(struct py_reader *r, const struct py_thread *t, uint64_t frame0,
     uint64_t chunk0, uint64_t cframe0, struct walk *w)
 {
 	const char *why = NULL;
+	struct mem_range rg[1];
+	bool ok[1];
 	int look;
 
+	if (read_before_head(r, w)) {
+		if (w->inner != 0 && (why = read_checks(r, w, rg, 0, ok)) != NULL)
+			walk_torn(w, why, w->inner);
+		return;
+	}
 	for (look = 0; look < 3; look++) {
 		if ((why = changed_since(r, t, frame0, chunk0, cframe0, w)) == NULL)
 			return;
@@ -825,6 +873,8 @@ read_thread_frames_once(struct py_reader *r, struct py_thread *t, unsigned depth
 	w->nwant = 0;
 	w->inner = 0;
 	w->inner_torn = false;
+	w->head_ts = w->head_cf = 0;
+	mem_cache_rank_reset(r->mc);
 	walk_note(w, t->tstate, tsize, false);
 	if (rd_fresh(r, t->tstate, ts, tsize) != 0)
 		return walk_torn(w, "the thread ended", t->tstate);
@@ -833,6 +883,13 @@ read_thread_frames_once(struct py_reader *r, struct py_thread *t, unsigned depth
 	ds.chunk = chunk;
 	if (o->tstate_datastack_top != PYOFF_NONE)
 		ds.top = mem_field_u64(ts, o->tstate_datastack_top);
+	if (o->frame_model != PY_FRAMES_OBJECTS) {
+		w->head_ts = t->tstate + (uint64_t)(o->tstate_cframe != PYOFF_NONE ?
+		    o->tstate_cframe : o->tstate_frame);
+		if (o->tstate_cframe != PYOFF_NONE)
+			w->head_cf = mem_field_u64(ts, o->tstate_cframe) +
+			    (uint64_t)o->cframe_current_frame;
+	}
 	frame = current_frame(r, ts, w);
 	if (w->torn != NULL)
 		return;
@@ -980,9 +1037,101 @@ post_keep(struct stack_hint *h, const struct walk *w)
 	}
 }
 
+/* Is page number `pg` among the n sorted ones? */
+static bool
+page_among(const uint64_t *sorted, size_t n, uint64_t pg)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (sorted[mid] == pg)
+			return true;
+		if (sorted[mid] < pg)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+/* Sort the page numbers of n addresses, a handful: insertion. */
+static void
+sort_pages(uint64_t *v, size_t n)
+{
+	size_t i, j;
+
+	for (i = 0; i < n; i++)
+		v[i] /= 4096;
+	for (i = 1; i < n; i++) {
+		uint64_t x = v[i];
+
+		for (j = i; j > 0 && v[j - 1] > x; j--)
+			v[j] = v[j - 1];
+		v[j] = x;
+	}
+}
+
+/*
+ * The order of a sampler's batch: the pages of the last snapshot's
+ * threads' heads last -- every state's before any cframe's -- so that
+ * a walk served from the batch took its head after its frames
+ * (read_before_head).  Stable otherwise.
+ */
+static void
+heads_last(const struct py_reader *r, uint64_t *pages, uint32_t *lens, size_t npages)
+{
+	enum { SMALL = 128 };
+	uint64_t sts[32], scf[32], spg[SMALL], *ts, *cf, *pg;
+	uint32_t sln[SMALL], *ln;
+	unsigned char scls[SMALL], *cls;
+	size_t nts = 0, ncf = 0, i, k, n = 0;
+	int c;
+
+	ts = r->nhints <= 32 ? sts : xmalloc(r->nhints * sizeof *ts);
+	cf = r->nhints <= 32 ? scf : xmalloc(r->nhints * sizeof *cf);
+	for (i = 0; i < r->nhints; i++) {
+		if (r->hints[i].generation + 1 != r->generation)
+			continue;
+		if (r->hints[i].head_ts != 0)
+			ts[nts++] = r->hints[i].head_ts;
+		if (r->hints[i].head_cf != 0)
+			cf[ncf++] = r->hints[i].head_cf;
+	}
+	if (nts > 0 && npages > 1) {
+		bool small = npages <= SMALL;
+
+		pg = small ? spg : xmalloc(npages * sizeof *pg);
+		ln = small ? sln : xmalloc(npages * sizeof *ln);
+		cls = small ? scls : xmalloc(npages);
+		sort_pages(ts, nts);
+		sort_pages(cf, ncf);
+		for (i = 0; i < npages; i++)
+			cls[i] = page_among(cf, ncf, pages[i] / 4096) ? 2 :
+			    page_among(ts, nts, pages[i] / 4096) ? 1 : 0;
+		for (c = 0; c < 3; c++)
+			for (k = 0; k < npages; k++)
+				if (cls[k] == c) {
+					pg[n] = pages[k];
+					ln[n++] = lens[k];
+				}
+		memcpy(pages, pg, npages * sizeof *pages);
+		memcpy(lens, ln, npages * sizeof *lens);
+		if (!small) {
+			free(cls);
+			free(ln);
+			free(pg);
+		}
+	}
+	if (ts != sts) {
+		free(cf);
+		free(ts);
+	}
+}
+
 void
-pyframes_prefetch(struct py_reader *r, const uint64_t *pages, const uint32_t *lens,
-    size_t npages)
+pyframes_prefetch(struct py_reader *r, uint64_t *pages, uint32_t *lens, size_t npages)
 {
 	/* A few threads' checks fit on the stack: this runs every tick. */
 	struct mem_range srg[64];
@@ -992,6 +1141,7 @@ pyframes_prefetch(struct py_reader *r, const uint64_t *pages, const uint32_t *le
 	bool *ok = want <= 64 ? sok : xmalloc(want * sizeof *ok);
 
 	memset(ok, 0, want * sizeof *ok);
+	heads_last(r, pages, lens, npages);
 
 	/* The threads of the last snapshot: the others' ranges are of no use now. */
 	for (i = 0; i < r->nhints; i++) {
@@ -1091,6 +1241,8 @@ pyframes_read(struct py_reader *r, struct py_thread *t, unsigned depth)
 		h->seen = w.seen;
 		h->aseen = w.aseen;
 		h->depth = t->nframes;
+		h->head_ts = w.head_ts;
+		h->head_cf = w.head_cf;
 		post_keep(h, &w);
 	} else {
 		free(w.hint);

@@ -152,6 +152,13 @@ struct py_reader {
 		uint64_t tstate;
 		uint64_t *addrs;
 		size_t n;
+		/*
+		 * 3.11+: where its last read found the head of its stack --
+		 * the state's cframe or current frame, and 3.11-3.12 that
+		 * cframe's current frame; 0 if none.  A sampler's batch reads
+		 * their pages last (pyframes_prefetch).
+		 */
+		uint64_t head_ts, head_cf;
 		unsigned generation;	/* the last snapshot that used it */
 		/*
 		 * Its read stayed torn with the thread stopped: what tears
@@ -176,7 +183,8 @@ struct py_reader {
 /*
  * The ranges a thread's checks after its walk read (the thread state,
  * 3.11-3.12 its cframe's current frame, the innermost frame; 3.8-3.10 the
- * first frame again).  A sampler's snapshot reads them once more at the
+ * first frame again; 3.11+ with its head read after its frames, only the
+ * innermost frame).  A sampler's snapshot reads them once more at the
  * END of the batch that re-reads its pages: the kernel copies in order,
  * so they are copied after every page of that batch, and a walk served
  * from those pages alone may take them as its checks, without a system
@@ -270,9 +278,11 @@ void pycode_refresh(struct py_reader *r, const uint64_t *pages, const uint32_t *
 /*
  * A sampler's snapshot begins: pycode_refresh, with each thread's checks
  * after its walk (struct post_read) read at the end of the same call.
+ * The pages of the threads' heads (struct stack_hint) are put last in
+ * pages[] first: a walk served from the batch alone then needs no more
+ * than its innermost frame read again (pyframes.c, read_before_head).
  */
-void pyframes_prefetch(struct py_reader *r, const uint64_t *pages, const uint32_t *lens,
-    size_t npages);
+void pyframes_prefetch(struct py_reader *r, uint64_t *pages, uint32_t *lens, size_t npages);
 void pycode_begin(struct py_reader *r);
 /* What the frame reading keeps between snapshots (code objects, hints). */
 void pyframes_reader_free(struct py_reader *r);

@@ -273,6 +273,42 @@ spans_on_one_page(void)
 	free(mem);
 }
 
+/*
+ * A batch ranks its pages in the order it read them, the order given; the
+ * highest rank read fresh since a reset is kept; a page read any other
+ * way ranks 0.
+ */
+static void
+batch_ranks(void)
+{
+	unsigned char *mem = aligned_alloc(PAGE, 4 * PAGE);
+	struct mem_cache *mc = mem_cache_new(getpid(), 16);
+	uint64_t a = (uint64_t)(uintptr_t)mem, v = 0;
+	uint64_t pages[3] = { a + 2 * PAGE, a, a + PAGE };
+
+	memset(mem, 0, 4 * PAGE);
+	mem_cache_expire(mc);
+	mem_cache_refresh_spans(mc, pages, NULL, 3, NULL);
+	ok(mem_cache_rank(mc, a + 2 * PAGE + 8) == 1 && mem_cache_rank(mc, a) == 2 &&
+	    mem_cache_rank(mc, a + PAGE + 100) == 3, "a batch ranks its pages 1, 2, 3 as given");
+	ok(mem_cache_rank(mc, a + 3 * PAGE) == 0, "a page it did not read ranks 0");
+	mem_cache_rank_reset(mc);
+	ok(mem_cache_read_fresh(mc, a + 8, &v, sizeof v) == 0 && mem_cache_rank_max(mc) == 2 &&
+	    mem_cache_read_fresh(mc, a + 2 * PAGE, &v, sizeof v) == 0 && mem_cache_rank_max(mc) == 2,
+	    "the highest rank read since the reset: 2, then still 2 after a rank-1 read");
+	ok(mem_cache_read(mc, a + PAGE, &v, sizeof v) == 0 && mem_cache_rank_max(mc) == 2,
+	    "a read that is not fresh does not count");
+	ok(mem_cache_read_fresh(mc, a + PAGE + 8, &v, sizeof v) == 0 && mem_cache_rank_max(mc) == 3,
+	    "a fresh read of the last page: 3");
+	ok(mem_cache_read_fresh(mc, a + 3 * PAGE, &v, sizeof v) == 0 &&
+	    mem_cache_rank(mc, a + 3 * PAGE) == 0 && mem_cache_rank_max(mc) == 3,
+	    "a page read on its own ranks 0");
+	mem_cache_expire(mc);
+	ok(mem_cache_rank(mc, a) == 0, "after an expiry, no page has a rank");
+	mem_cache_free(mc);
+	free(mem);
+}
+
 int
 main(void)
 {
@@ -281,5 +317,6 @@ main(void)
 	sampler_reads();
 	partial_pages();
 	spans_on_one_page();
+	batch_ranks();
 	return done_testing();
 }
