@@ -97,6 +97,12 @@ def test_pid_list_match_and_a_member_that_is_not_python(python, launch, profiler
     workers = children(t.pid)
     sleeper = subprocess.Popen(["sleep", "300"])
     try:
+        # Popen returns once exec has begun; the kernel sets the new
+        # command line a moment later (a CI run read it empty).
+        deadline = time.monotonic() + 10
+        while not open("/proc/%d/cmdline" % sleeper.pid, "rb").read() and \
+                time.monotonic() < deadline:
+            time.sleep(0.01)
         r = profiler.run("%d,%d,%d" % (workers[0], sleeper.pid, workers[1]), "--cmd", "stack")
         assert r.code == EXIT_OK, r.describe()
         assert r.stdout.startswith("Process set: 3 processes, 2 Python ("), r.describe()
