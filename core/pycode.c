@@ -45,7 +45,7 @@
  * at once, whatever its age.  A snapshot that is not a sampler's (`stack`)
  * checks every code object it uses, every time.
  */
-#define PYCODE_TRUST_NS		10000000ull	/* 10 ms */
+/* PYCODE_TRUST_NS: pystack_int.h (pycode_frame trusts as pycode_get does) */
 #define PYCODE_RECHECK_NS	(PYCODE_TRUST_NS / 2)
 #define PYCODE_LATE_NS		(PYCODE_TRUST_NS * 3 / 4)
 #define PYCODE_EARLY_CHECKS	2
@@ -94,11 +94,60 @@ next_serial(void)
 void
 pycode_clear(struct code_info *c)
 {
+	pycode_strs_release(c->strs);
 	free(c->filename);
 	free(c->name);
 	free(c->qualname);
 	free(c->table);
 	memset(c, 0, sizeof *c);
+}
+
+struct code_info *
+pycode_frame_slow(struct py_reader *r, uint64_t frame, uint64_t code, int64_t at,
+    int64_t line_at, int *line)
+{
+	struct frame_memo *m;
+	struct code_info *c;
+
+	if (r->memo == NULL)
+		r->memo = xcalloc(PYCODE_MEMO, sizeof *r->memo);
+	m = &r->memo[pycode_memo_slot(frame, line_at)];
+	c = pycode_get(r, code, at);
+	if (!c->valid) {
+		*line = 0;
+		return c;
+	}
+	*line = pycode_line(r, c, line_at);
+	*m = (struct frame_memo){ frame, code, c->serial, at, line_at, c, r->codes_moved, *line };
+	return c;
+}
+
+struct code_strs *
+pycode_strs(struct code_info *c)
+{
+	const char *fn = c->filename != NULL ? c->filename : "???";
+	const char *nm = c->name != NULL ? c->name : "???";
+	size_t lf, ln, lq;
+	struct code_strs *s;
+
+	if (c->strs != NULL)
+		return c->strs;
+	lf = strlen(fn) + 1;
+	ln = strlen(nm) + 1;
+	lq = c->qualname != NULL ? strlen(c->qualname) + 1 : 0;
+	s = xmalloc(sizeof *s + lf + ln + lq);
+	s->refs = 1;	/* c's */
+	s->filename = memcpy(s->data, fn, lf);
+	s->name = memcpy(s->data + lf, nm, ln);
+	s->qualname = lq > 0 ? memcpy(s->data + lf + ln, c->qualname, lq) : NULL;
+	return c->strs = s;
+}
+
+void
+pycode_strs_release(struct code_strs *s)
+{
+	if (s != NULL && --s->refs == 0)
+		free(s);
 }
 
 int
@@ -133,6 +182,7 @@ codes_grow(struct py_reader *r)
 	struct code_info *old = r->codes;
 	size_t oldn = r->acodes, i;
 
+	r->codes_moved++;
 	r->acodes = oldn ? oldn * 2 : 256;
 	r->codes = xcalloc(r->acodes, sizeof *r->codes);
 	for (i = 0; i < oldn; i++) {

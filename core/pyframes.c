@@ -24,58 +24,6 @@
 
 #define READ_ROUNDS	3	/* of READ_TRIES, the CPU yielded between */
 
-/* ---- the snapshot's strings -------------------------------------------- */
-
-/*
- * One snapshot of 1,000 threads x 50 frames has 150,000 frame strings;
- * allocating and freeing them one by one cost more than reading them.
- * They live in chunks owned by the snapshot instead.
- */
-struct str_arena {
-	struct str_arena *next;
-	size_t used, size;
-	char data[];
-};
-
-static char *
-arena_strdup(struct py_snapshot *snap, const char *s)
-{
-	size_t len = strlen(s) + 1;
-	struct str_arena *a = snap->strings;
-
-	if (a == NULL || a->size - a->used < len) {
-		/*
-		 * A sampler's snapshot of a thread or two needs a few hundred
-		 * bytes: a first chunk of 64 KiB, freed each tick, made
-		 * glibc consolidate its heap every tick.
-		 */
-		size_t size = a == NULL ? 4096 : 65536;
-
-		if (size < len)
-			size = len;
-
-		a = xmalloc(sizeof *a + size);
-		a->next = snap->strings;
-		a->used = 0;
-		a->size = size;
-		snap->strings = a;
-	}
-	memcpy(a->data + a->used, s, len);
-	a->used += len;
-	return a->data + a->used - len;
-}
-
-void
-pyframes_arena_free(struct str_arena *a)
-{
-	while (a != NULL) {
-		struct str_arena *next = a->next;
-
-		free(a);
-		a = next;
-	}
-}
-
 /* ---- frames ------------------------------------------------------------- */
 
 static void
@@ -84,19 +32,20 @@ push_frame(struct py_reader *r, struct py_thread *t, size_t *alloc,
 {
 	struct py_frame *f = ARRAY_PUSH(t->frames, t->nframes, *alloc);
 
+	struct code_strs *s = c->strs != NULL ? c->strs : pycode_strs(c);
+
 	if (c->snap_serial != r->generation) {
 		c->snap_serial = r->generation;
 		*ARRAY_PUSH(r->used, r->nused, r->aused) = c->addr;
-		c->s_filename = arena_strdup(r->snap, c->filename ? c->filename : "???");
-		c->s_name = arena_strdup(r->snap, c->name ? c->name : "???");
-		c->s_qualname = c->qualname ? arena_strdup(r->snap, c->qualname) : NULL;
+		s->refs++;
+		*ARRAY_PUSH(r->snap->strs, r->snap->nstrs, r->snap->astrs) = s;
 	}
 	memset(f, 0, sizeof *f);
 	f->code = c->addr;
 	f->code_id = c->serial;
-	f->filename = c->s_filename;
-	f->name = c->s_name;
-	f->qualname = c->s_qualname;
+	f->filename = s->filename;
+	f->name = s->name;
+	f->qualname = s->qualname;
 	f->line = line;
 	f->entry = entry;
 }
@@ -315,13 +264,13 @@ read_frame_objects(struct py_reader *r, struct py_thread *t, uint64_t frame,
 		    (t->nframes > 0 || mem_field_u64(buf, o->frame_back) == 0))
 			return walk_torn(w, "a frame returned or a generator yielded", frame);
 		walk_note(w, frame, fsize, true);
-		c = pycode_get(r, mem_field_u64(buf, o->frame_code), PYCODE_AT_UNKNOWN);
-		if (r->check && !c->valid)
-			return bad_code(w, c, frame);
 		lasti = mem_field_i32(buf, o->frame_lasti);
 		if (o->version_hex >= 0x030A0000 && lasti >= 0)
 			lasti *= 2;	/* 3.10 counts instructions */
-		line = c->valid ? pycode_line(r, c, lasti) : 0;
+		c = pycode_frame(r, frame, mem_field_u64(buf, o->frame_code), PYCODE_AT_UNKNOWN,
+		    lasti, &line);
+		if (r->check && !c->valid)
+			return bad_code(w, c, frame);
 		push_frame(r, t, &w->aframes, c, line, true);
 		last = frame;
 		last_gen = c->generator;
@@ -575,7 +524,8 @@ read_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
 		instr = mem_field_u64(buf, o->frame_lasti);
 		addrq = (int64_t)(instr - (code + (uint64_t)o->code_code_adaptive));
 		/* a frame that runs outside the bytecode a cached code had: checked now */
-		c = pycode_get(r, code, addrq);
+		c = pycode_frame(r, frame, code, addrq,
+		    addrq < 0 || addrq > (int64_t)PYCODE_MAX_TABLE * 8 ? -1 : addrq, &line);
 		if (!c->valid) {
 			/*
 			 * 3.11–3.13: a frame of a thread or a generator always
@@ -601,9 +551,6 @@ read_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
 			frame = mem_field_u64(buf, o->frame_back);
 			continue;
 		}
-		if (addrq < -2 || addrq > (int64_t)PYCODE_MAX_TABLE * 8)
-			addrq = -1;
-		line = pycode_line(r, c, addrq < 0 ? -1 : addrq);
 		push_frame(r, t, &w->aframes, c, line, is_entry);
 		*base = frame;
 		if (data != 0 && (frame == data || frame == data + 8) &&
@@ -1274,6 +1221,7 @@ pyframes_reader_free(struct py_reader *r)
 		free(r->hints[i].post);
 	}
 	free(r->hints);
+	free(r->memo);
 	free(r->codes);
 	free(r->unchecked);
 	free(r->used);

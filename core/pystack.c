@@ -161,7 +161,9 @@ py_snapshot_free(struct py_snapshot *snap)
 	for (i = 0; i < snap->nthreads; i++)
 		free_thread(&snap->threads[i]);
 	free(snap->threads);
-	pyframes_arena_free(snap->strings);
+	for (i = 0; i < snap->nstrs; i++)
+		pycode_strs_release(snap->strs[i]);
+	free(snap->strs);
 	free(snap);
 }
 

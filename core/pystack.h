@@ -27,8 +27,8 @@ enum py_gil_state {
 };
 
 /*
- * Frame strings belong to the snapshot (one copy per code object, in its
- * string arena); never free or modify them.
+ * Frame strings belong to the snapshot (it holds a reference to each code
+ * object's strings); never free or modify them.
  */
 struct py_frame {
 	char *filename;		/* co_filename, as the code object says */
@@ -96,7 +96,9 @@ struct py_snapshot {
 	bool native;		/* native frames were asked for */
 	bool blocked;		/* the process was stopped while read */
 	uint64_t taken_ns;	/* now_ns() when taken */
-	struct str_arena *strings;	/* owns every frame string */
+	/* a reference to the strings of each code object its frames show */
+	struct code_strs **strs;
+	size_t nstrs, astrs;
 };
 
 struct py_snapshot_opts {

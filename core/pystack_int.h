@@ -26,9 +26,13 @@
 struct code_info {
 	uint64_t addr;
 	uint64_t serial;	/* new at each reading of it: py_frame.code_id */
-	/* this code's strings copied into the current snapshot's arena */
+	/*
+	 * Its strings as frames show them, shared with the snapshots that
+	 * show it (pycode_strs); snap_serial: the snapshot that holds a
+	 * reference already.
+	 */
 	unsigned snap_serial;
-	char *s_filename, *s_name, *s_qualname;
+	struct code_strs *strs;
 	uint64_t p_filename, p_name, p_table, p_qualname;
 	/* the snapshot that checked it, or queued it for pycode_check */
 	unsigned generation;
@@ -77,6 +81,19 @@ struct py_reader {
 	struct pyruntime *rt;
 	struct code_info *codes;	/* open-addressed hash on addr */
 	size_t ncodes, acodes;
+	unsigned codes_moved;		/* codes_grow() calls: memo entries older point nowhere */
+	/*
+	 * The frames met lately, by address and offsets, with the code and
+	 * line they resolved to (pycode_frame); PYCODE_MEMO of them, direct
+	 * mapped, made on first use.
+	 */
+	struct frame_memo {
+		uint64_t frame, code, serial;
+		int64_t at, line_at;
+		struct code_info *c;
+		unsigned moved;
+		int line;
+	} *memo;
 	unsigned generation;		/* snapshot serial number */
 	uint64_t tick_ns;		/* when this snapshot began (now_ns) */
 	size_t tstate_used;		/* py_offsets_tstate_used(), once */
@@ -242,7 +259,19 @@ void pyframes_read(struct py_reader *r, struct py_thread *t, unsigned depth);
  */
 bool pyframes_chain_may_end(const struct py_offsets *o, int owner, bool is_entry);
 void pyframes_free(struct py_thread *t);
-void pyframes_arena_free(struct str_arena *a);
+/*
+ * A code object's strings, one block shared by the code cache and every
+ * snapshot that shows a frame of it: a sampler's tick takes a reference
+ * per code object, not a copy per string.
+ */
+struct code_strs {
+	unsigned refs;
+	char *filename, *name, *qualname;	/* into data; qualname may be NULL */
+	char data[];
+};
+/* c's block, made on first use; the caller takes no reference. */
+struct code_strs *pycode_strs(struct code_info *c);
+void pycode_strs_release(struct code_strs *s);
 
 /* ---- core/pycode.c: code objects, cached across snapshots ---- */
 
@@ -257,6 +286,50 @@ void pyframes_arena_free(struct str_arena *a);
  */
 #define PYCODE_AT_UNKNOWN INT64_MIN
 struct code_info *pycode_get(struct py_reader *r, uint64_t addr, int64_t at);
+/*
+ * As pycode_get, for the frame at `frame` running `code` at `at`, and its
+ * line at `line_at` (pycode_line; *line is 0 for a code that is none):
+ * a frame met again as it was (the same address, code and offsets) takes
+ * both from struct frame_memo, without a lookup, while its code stays
+ * trusted as pycode_get would trust it.  A sampler meets most frames of
+ * a stack so tick after tick: the frames that did not change are reused.
+ */
+struct code_info *pycode_frame_slow(struct py_reader *r, uint64_t frame, uint64_t code,
+    int64_t at, int64_t line_at, int *line);
+
+/* How long a sampler trusts a code object unread after its last check (pycode.c). */
+#define PYCODE_TRUST_NS		10000000ull	/* 10 ms */
+#define PYCODE_MEMO		512	/* frames remembered; a power of two */
+
+static inline size_t
+pycode_memo_slot(uint64_t frame, int64_t line_at)
+{
+	uint64_t h = (frame ^ (uint64_t)line_at * 0x9e3779b97f4a7c15ull) * 0x9e3779b97f4a7c15ull;
+
+	return (size_t)(h >> 55) & (PYCODE_MEMO - 1);
+}
+
+static inline struct code_info *
+pycode_frame(struct py_reader *r, uint64_t frame, uint64_t code, int64_t at, int64_t line_at,
+    int *line)
+{
+	const struct frame_memo *m = r->memo != NULL ? &r->memo[pycode_memo_slot(frame, line_at)] :
+	    NULL;
+
+	if (m != NULL && m->frame == frame && m->code == code && m->at == at &&
+	    m->line_at == line_at && m->moved == r->codes_moved) {
+		struct code_info *c = m->c;
+
+		/* pycode_get's own trust: checked this snapshot, or trusted a while yet */
+		if (c->addr == code && c->serial == m->serial && c->valid &&
+		    (c->generation == r->generation ||
+		    (r->batch_codes && r->tick_ns - c->checked_ns < PYCODE_TRUST_NS))) {
+			*line = m->line;
+			return c;
+		}
+	}
+	return pycode_frame_slow(r, frame, code, at, line_at, line);
+}
 void pycode_clear(struct code_info *c);
 /* The line of a code offset (linetable_line), -1 meaning none; remembers the last one. */
 int pycode_line(const struct py_reader *r, struct code_info *c, int64_t offset);
