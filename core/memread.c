@@ -631,6 +631,34 @@ cache_read(struct mem_cache *mc, uint64_t addr, void *buf, size_t len, bool fres
 	return 0;
 }
 
+const void *
+mem_cache_peek_fresh(struct mem_cache *mc, uint64_t addr, size_t len)
+{
+	struct mem_page *p = mc->last;
+	size_t off = (size_t)(addr % PAGE);
+
+	if (p == NULL || p->page != addr / PAGE) {
+		size_t s;
+
+		if (addr < PAGE)
+			return NULL;
+		for (s = slot_hash(mc, addr / PAGE); (p = &mc->slots[s])->page != 0 &&
+		    p->page != addr / PAGE; s = (s + 1) & (mc->nslots - 1))
+			;
+		if (p->page == 0)
+			return NULL;
+	}
+	if (!p->loaded || p->pending || !p->ok || off < p->lo || off + len > p->hi ||
+	    p->epoch != mc->epoch)
+		return NULL;
+	mc->last = p;
+	p->live = true;
+	if (p->rank > mc->rank_max)
+		mc->rank_max = p->rank;
+	page_used(p, off, off + len);
+	return p->data + off;
+}
+
 int
 mem_cache_read(struct mem_cache *mc, uint64_t addr, void *buf, size_t len)
 {

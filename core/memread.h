@@ -121,6 +121,13 @@ unsigned long mem_cache_reads(const struct mem_cache *mc);
  * head was copied.
  */
 void mem_cache_rank_reset(struct mem_cache *mc);
+/*
+ * What mem_cache_read_fresh would copy, in place: a pointer to the cached
+ * bytes [addr, addr + len) of a page read since the last expiry, or NULL
+ * (not cached so, or across pages): then read.  Valid until the cache
+ * next reads that page or is cleared -- take what is needed at once.
+ */
+const void *mem_cache_peek_fresh(struct mem_cache *mc, uint64_t addr, size_t len);
 unsigned mem_cache_rank_max(const struct mem_cache *mc);
 unsigned mem_cache_rank(struct mem_cache *mc, uint64_t addr);
 

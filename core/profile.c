@@ -218,13 +218,20 @@ child_of(struct profile *p, uint32_t parent, uint32_t frame)
 	return sl->value;
 }
 
-static void
+/* Room in the path for `need` nodes. */
+static inline void
+path_room(struct profile *p, size_t need)
+{
+	if (need > p->apath || need > p->apath_code) {
+		array_reserve(&p->path, &p->apath, need, sizeof *p->path);
+		array_reserve(&p->path_code, &p->apath_code, need, sizeof *p->path_code);
+	}
+}
+
+static inline void
 path_push_code(struct profile *p, size_t *n, uint32_t id, uint64_t code_id)
 {
-	if (*n >= p->apath || *n >= p->apath_code) {
-		array_reserve(&p->path, &p->apath, *n + 1, sizeof *p->path);
-		array_reserve(&p->path_code, &p->apath_code, *n + 1, sizeof *p->path_code);
-	}
+	path_room(p, *n + 1);
 	p->path_code[*n] = code_id;
 	p->path[(*n)++] = id;
 }
@@ -239,6 +246,8 @@ static void
 push_segment(struct profile *p, size_t *n, const struct py_thread *t, size_t *inner, size_t outer)
 {
 	/* Python frames outer..*inner, in calling order (frames[] is innermost first). */
+	if (outer > *inner)
+		path_room(p, *n + (outer - *inner));	/* once: a sampler adds thousands a second */
 	while (outer > *inner) {
 		const struct py_frame *f = &t->frames[--outer];
 		uint32_t id;
@@ -248,7 +257,8 @@ push_segment(struct profile *p, size_t *n, const struct py_thread *t, size_t *in
 			id = p->last_path[*n];
 		else
 			id = py_frame_id(p, f);
-		path_push_code(p, n, id, f->code_id);
+		p->path_code[*n] = f->code_id;
+		p->path[(*n)++] = id;
 	}
 }
 
@@ -316,9 +326,11 @@ profile_add_in(struct profile *p, const char *process, const struct sample *s)
 	p->nodes[0].total++;
 	p->nodes[0].total_ns += s->weight_ns;
 	/* The prefix shared with the last sample's path has the same nodes: no lookups. */
-	array_reserve(&p->last_path, &p->alast, n, sizeof *p->last_path);
-	array_reserve(&p->last_node, &p->alast_node, n, sizeof *p->last_node);
-	array_reserve(&p->last_code, &p->alast_code, n, sizeof *p->last_code);
+	if (n > p->alast || n > p->alast_node || n > p->alast_code) {
+		array_reserve(&p->last_path, &p->alast, n, sizeof *p->last_path);
+		array_reserve(&p->last_node, &p->alast_node, n, sizeof *p->last_node);
+		array_reserve(&p->last_code, &p->alast_code, n, sizeof *p->last_code);
+	}
 	for (i = 0; i < n; i++) {
 		if (i < p->nlast && p->last_path[i] == p->path[i]) {
 			node = p->last_node[i];

@@ -481,7 +481,8 @@ read_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
 		fsize = sizeof buf;
 	while (frame != 0) {
 		struct code_info *c;
-		uint64_t code, instr;
+		const unsigned char *fp;
+		uint64_t code, instr, back;
 		int64_t addrq;
 		int line;
 
@@ -489,20 +490,26 @@ read_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
 			t->error = xasprintf("stack deeper than %u frames: cut", depth);
 			return;
 		}
-		if (!mem_ptr_ok(frame, 8) || rd_fresh(r, frame, buf, fsize) != 0 ||
-		    chain_loops(&g, frame))
+		/* served in place from the cache's page, not copied; else read */
+		if (!mem_ptr_ok(frame, 8) || chain_loops(&g, frame) ||
+		    ((fp = mem_cache_peek_fresh(r->mc, frame, fsize)) == NULL &&
+		    rd_fresh(r, frame, (void *)(fp = buf), fsize) != 0))
 			return walk_torn(w, "a frame became unreadable", frame);
+		/* every field now: a later read may bring a newer copy of its page */
+		back = mem_field_u64(fp, o->frame_back);
+		code = mem_field_u64(fp, o->frame_code) & ~o->frame_code_tags;
+		instr = mem_field_u64(fp, o->frame_lasti);
+		owner = fp[o->frame_owner];
+		is_entry = o->frame_is_entry != PYOFF_NONE && fp[o->frame_is_entry];
 		walk_note(w, frame, fsize, true);
 		last = frame;
-		owner = ((const unsigned char *)buf)[o->frame_owner];
 		if (r->check && steps == 1 && owner == o->frame_owned_by_thread) {
 			/* checked after the walk, with the state (check_unchanged) */
 			w->inner = frame;
-			w->inner_back = mem_field_u64(buf, o->frame_back);
-			w->inner_code = mem_field_u64(buf, o->frame_code);
+			w->inner_back = back;
+			w->inner_code = mem_field_u64(fp, o->frame_code);
 			w->inner_size = fsize;
 		}
-		is_entry = o->frame_is_entry != PYOFF_NONE && ((const unsigned char *)buf)[o->frame_is_entry];
 		if (r->check && (why = frame_off_chain(r, frame, owner, steps == 1)) != NULL)
 			return walk_torn(w, why, frame);
 		if (is_shim(o, owner)) {
@@ -516,12 +523,10 @@ read_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
 			 */
 			if (t->nframes > 0)
 				t->frames[t->nframes - 1].entry = true;
-			frame = mem_field_u64(buf, o->frame_back);
+			frame = back;
 			continue;
 		}
-		/* 3.14: f_executable is a _PyStackRef; its low bits are tags. */
-		code = mem_field_u64(buf, o->frame_code) & ~o->frame_code_tags;
-		instr = mem_field_u64(buf, o->frame_lasti);
+		/* 3.14: f_executable is a _PyStackRef; its low bits are tags (code, above). */
 		addrq = (int64_t)(instr - (code + (uint64_t)o->code_code_adaptive));
 		/* a frame that runs outside the bytecode a cached code had: checked now */
 		c = pycode_frame(r, frame, code, addrq,
@@ -539,7 +544,7 @@ read_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
 				return bad_code(w, c, frame);
 			/* 3.14+: f_executable may be something other than code. */
 			callee = 0;
-			frame = mem_field_u64(buf, o->frame_back);
+			frame = back;
 			continue;
 		}
 		if (r->check && owner == o->frame_owned_by_thread &&
@@ -548,7 +553,7 @@ read_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
 		if (owner == o->frame_owned_by_thread)
 			callee = frame;
 		if (c->shim) {	/* checked as a callee above, never shown */
-			frame = mem_field_u64(buf, o->frame_back);
+			frame = back;
 			continue;
 		}
 		push_frame(r, t, &w->aframes, c, line, is_entry);
@@ -558,7 +563,7 @@ read_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
 			owner = (int)o->frame_owned_by_cstack;	/* the chain ends in its shim */
 			break;
 		}
-		frame = mem_field_u64(buf, o->frame_back);
+		frame = back;
 	}
 	/* The outermost frame is always the first of its C call. */
 	if (t->nframes > 0)
