@@ -111,6 +111,7 @@ struct walk {
 	 * current frame (else 0).  See read_before_head.
 	 */
 	uint64_t head_ts, head_cf;
+	unsigned long reads0;	/* mem_cache_reads() when the walk began */
 	/*
 	 * The ranges the checks after the walk read, for the next batch; and
 	 * this snapshot's batch copy of them, if the walk may use it (the
@@ -292,6 +293,18 @@ read_frame_objects(struct py_reader *r, struct py_thread *t, uint64_t frame,
 	 * as 3.11+ says of its own (pyframes_chain_may_end): one last on the
 	 * chain lost it.
 	 */
+	/*
+	 * A sampler's walk (batch_codes) served from the pages one system
+	 * call copied -- its tick's batch, or a retry's refresh -- or torn.
+	 * The checks below cannot tell a chain read over several calls: a
+	 * recursion's frame objects move over a few pages, and a frame read
+	 * by a call of its own, after the others, had been reused (CI saw a
+	 * chain of 32 `recurse` frames for 31 on 3.8).  The retry reads
+	 * every page the walk noted at once, outermost first.
+	 */
+	if (r->check && r->batch_codes && last != 0 && t->error == NULL &&
+	    mem_cache_reads(r->mc) != w->reads0)
+		return walk_torn(w, "frames read apart from the batch", last);
 	if (r->check && last != 0 && t->error == NULL) {
 		struct mem_range rg = { last, buf, fsize };
 		bool ok;
@@ -827,6 +840,7 @@ read_thread_frames_once(struct py_reader *r, struct py_thread *t, unsigned depth
 	w->inner_torn = false;
 	w->head_ts = w->head_cf = 0;
 	mem_cache_rank_reset(r->mc);
+	w->reads0 = mem_cache_reads(r->mc);
 	walk_note(w, t->tstate, tsize, false);
 	if (rd_fresh(r, t->tstate, ts, tsize) != 0)
 		return walk_torn(w, "the thread ended", t->tstate);
