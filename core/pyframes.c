@@ -278,6 +278,18 @@ read_frame_objects(struct py_reader *r, struct py_thread *t, uint64_t frame,
 		frame = mem_field_u64(buf, o->frame_back);
 	}
 	/*
+	 * A sampler's walk (batch_codes) served from the pages one system
+	 * call copied -- its tick's batch, or a retry's refresh -- or torn.
+	 * The checks below cannot tell a chain read over several calls: a
+	 * recursion's frame objects move over a few pages, and a frame read
+	 * by a call of its own, after the others, had been reused (a run
+	 * under load saw 32 `recurse` frames of 31 on 3.8).  The retry reads
+	 * every page the walk noted at once, outermost first.
+	 */
+	if (r->check && r->batch_codes && last != 0 && t->error == NULL &&
+	    mem_cache_reads(r->mc) != w->reads0)
+		return walk_torn(w, "frames read apart from the batch", last);
+	/*
 	 * Running, with no caller: the thread's first frame -- or a frame
 	 * copied while it was being linked: the target writes f_back before
 	 * it marks the frame running (a generator resumed, a frame taken from
@@ -293,18 +305,6 @@ read_frame_objects(struct py_reader *r, struct py_thread *t, uint64_t frame,
 	 * as 3.11+ says of its own (pyframes_chain_may_end): one last on the
 	 * chain lost it.
 	 */
-	/*
-	 * A sampler's walk (batch_codes) served from the pages one system
-	 * call copied -- its tick's batch, or a retry's refresh -- or torn.
-	 * The checks below cannot tell a chain read over several calls: a
-	 * recursion's frame objects move over a few pages, and a frame read
-	 * by a call of its own, after the others, had been reused (CI saw a
-	 * chain of 32 `recurse` frames for 31 on 3.8).  The retry reads
-	 * every page the walk noted at once, outermost first.
-	 */
-	if (r->check && r->batch_codes && last != 0 && t->error == NULL &&
-	    mem_cache_reads(r->mc) != w->reads0)
-		return walk_torn(w, "frames read apart from the batch", last);
 	if (r->check && last != 0 && t->error == NULL) {
 		struct mem_range rg = { last, buf, fsize };
 		bool ok;
@@ -758,12 +758,6 @@ changed_since(struct py_reader *r, const struct py_thread *t, uint64_t frame0,
 }
 
 /*
- * The state after a walk is itself read while the thread runs: a thread
- * entering the evaluation loop publishes its new _PyCFrame (3.11–3.12)
- * before that frame's current_frame is set.  Look again, cheaply, before
- * throwing the whole walk away.
- */
-/*
  * 3.11+, a sampler's first read of a thread: was every page the walk used
  * copied by this snapshot's batch no later than its head?  The batch
  * reads the pages of the threads' heads last (pyframes_prefetch), the
@@ -797,6 +791,12 @@ read_before_head(struct py_reader *r, const struct walk *w)
 	return cf > ts && max <= cf;
 }
 
+/*
+ * The state after a walk is itself read while the thread runs: a thread
+ * entering the evaluation loop publishes its new _PyCFrame (3.11–3.12)
+ * before that frame's current_frame is set.  Look again, cheaply, before
+ * throwing the whole walk away.
+ */
 static void
 check_unchanged(struct py_reader *r, const struct py_thread *t, uint64_t frame0,
     uint64_t chunk0, uint64_t cframe0, struct walk *w)
