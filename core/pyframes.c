@@ -55,7 +55,7 @@ pyframes_free(struct py_thread *t)
 {
 	free(t->frames);
 	t->frames = NULL;
-	t->nframes = 0;
+	t->nframes = t->aframes = 0;
 }
 
 /*
@@ -1144,8 +1144,9 @@ pyframes_read(struct py_reader *r, struct py_thread *t, unsigned depth)
 	uint64_t t0;
 
 	t->partial = false;
-	/* t->frames may hold an earlier read's frames: its room is unknown, start afresh */
-	pyframes_free(t);
+	/* t->frames may hold an earlier read's frames, or a recycled slot's: its room is kept */
+	t->nframes = 0;
+	w.aframes = t->aframes;
 	if (h != NULL) {
 		w.hint = h->addrs;
 		w.nhint = w.ahint = h->n;
@@ -1214,6 +1215,7 @@ pyframes_read(struct py_reader *r, struct py_thread *t, unsigned depth)
 		free(w.hint);
 		free(w.seen);
 	}
+	t->aframes = w.aframes;
 	if (w.torn == NULL)
 		return;
 	t->partial = true;

@@ -151,6 +151,40 @@ free_thread(struct py_thread *t)
 	free(t->native_error);
 }
 
+/* What a snapshot holds besides its threads' frames' room: given back. */
+static void
+snapshot_empty(struct py_snapshot *snap)
+{
+	size_t i;
+
+	for (i = 0; i < snap->nthreads; i++) {
+		struct py_frame *frames = snap->threads[i].frames;
+		size_t aframes = snap->threads[i].aframes;
+
+		snap->threads[i].frames = NULL;
+		free_thread(&snap->threads[i]);
+		snap->threads[i].frames = frames;
+		snap->threads[i].aframes = aframes;
+		snap->threads[i].nframes = 0;
+	}
+	if (snap->nthreads > snap->ninit)
+		snap->ninit = snap->nthreads;
+	snap->nthreads = 0;
+	for (i = 0; i < snap->nstrs; i++)
+		pycode_strs_release(snap->strs[i]);
+	snap->nstrs = 0;
+}
+
+void
+py_reader_recycle(struct py_reader *r, struct py_snapshot *snap)
+{
+	if (snap == NULL)
+		return;
+	snapshot_empty(snap);
+	py_snapshot_free(r->spare);
+	r->spare = snap;
+}
+
 void
 py_snapshot_free(struct py_snapshot *snap)
 {
@@ -160,6 +194,8 @@ py_snapshot_free(struct py_snapshot *snap)
 		return;
 	for (i = 0; i < snap->nthreads; i++)
 		free_thread(&snap->threads[i]);
+	for (; i < snap->ninit; i++)
+		free(snap->threads[i].frames);	/* a recycled slot's room */
 	free(snap->threads);
 	for (i = 0; i < snap->nstrs; i++)
 		pycode_strs_release(snap->strs[i]);
@@ -192,8 +228,25 @@ same_interpreter(struct py_reader *r, uint64_t interp)
  * of these reads is seen by the next tick, as with a read of the head.
  * False (and no threads) to read the list from the interpreter.
  */
+/* A new thread at the end of snap, zeroed; a slot used before keeps its frames' room. */
+static struct py_thread *
+push_thread(struct py_snapshot *snap)
+{
+	struct py_thread *t = ARRAY_PUSH(snap->threads, snap->nthreads, snap->athreads);
+	bool used = snap->nthreads <= snap->ninit;
+	struct py_frame *frames = used ? t->frames : NULL;
+	size_t aframes = used ? t->aframes : 0;
+
+	memset(t, 0, sizeof *t);
+	t->frames = frames;
+	t->aframes = aframes;
+	if (!used)
+		snap->ninit = snap->nthreads;
+	return t;
+}
+
 static bool
-known_list(struct py_reader *r, struct py_snapshot *snap, size_t *athreads)
+known_list(struct py_reader *r, struct py_snapshot *snap)
 {
 	const struct py_offsets *o = &r->rt->off;
 	size_t tsize = r->tstate_used, i, n = r->nknown;
@@ -212,8 +265,7 @@ known_list(struct py_reader *r, struct py_snapshot *snap, size_t *athreads)
 			snap->nthreads = 0;
 			return false;
 		}
-		t = ARRAY_PUSH(snap->threads, snap->nthreads, *athreads);
-		memset(t, 0, sizeof *t);
+		t = push_thread(snap);
 		t->tstate = k->tstate;
 		t->thread_id = k->thread_id;
 		t->tid = k->tid;
@@ -283,7 +335,7 @@ py_reader_snapshot(struct py_reader *r, const struct py_snapshot_opts *opts,
 	pid_t pid = r->rt->pid, *tidv = NULL;
 	struct tid_info *tids = NULL;
 	struct py_snapshot *snap;
-	size_t ntids = 0, i, athreads = 0;
+	size_t ntids = 0, i;
 	uint64_t interp, tstate, holder, gil;
 	unsigned depth = opts->max_depth ? opts->max_depth : DEFAULT_DEPTH;
 	bool no_proc, known;
@@ -327,7 +379,13 @@ py_reader_snapshot(struct py_reader *r, const struct py_snapshot_opts *opts,
 	}
 	free(tidv);
 
-	snap = xcalloc(1, sizeof *snap);
+	if (r->spare != NULL) {
+		snap = r->spare;	/* emptied: py_reader_recycle */
+		r->spare = NULL;
+		snap->native = snap->blocked = false;
+	} else {
+		snap = xcalloc(1, sizeof *snap);
+	}
 	snap->pid = pid;
 	snap->native = opts->native;
 	snap->blocked = opts->block;
@@ -372,7 +430,7 @@ py_reader_snapshot(struct py_reader *r, const struct py_snapshot_opts *opts,
 		read_gil(r, interp, &holder, &gil);
 		r->gil = gil;
 	}
-	known = no_proc && known_list(r, snap, &athreads);
+	known = no_proc && known_list(r, snap);
 	if (known)
 		tstate = 0;	/* the list is read */
 	else if (rd_fresh(r, interp + (uint64_t)o->interp_tstate_head, &tstate, sizeof tstate) != 0) {
@@ -389,8 +447,7 @@ py_reader_snapshot(struct py_reader *r, const struct py_snapshot_opts *opts,
 		if (snap->nthreads >= MAX_THREADS || !mem_ptr_ok(tstate, 8) ||
 		    rd_fresh(r, tstate, ts, tsize) != 0)
 			break;
-		t = ARRAY_PUSH(snap->threads, snap->nthreads, athreads);
-		memset(t, 0, sizeof *t);
+		t = push_thread(snap);
 		t->tstate = tstate;
 		t->thread_id = mem_field_u64(ts, o->tstate_thread_id);
 		if (o->tstate_native_thread_id != PYOFF_NONE)
@@ -462,8 +519,7 @@ py_reader_snapshot(struct py_reader *r, const struct py_snapshot_opts *opts,
 
 			if (tids[i].used)
 				continue;
-			t = ARRAY_PUSH(snap->threads, snap->nthreads, athreads);
-			memset(t, 0, sizeof *t);
+			t = push_thread(snap);
 			t->tid = tids[i].tid;
 			t->is_main = t->tid == pid;
 			t->os_state = tids[i].st.state;
@@ -553,6 +609,7 @@ py_reader_close(struct py_reader *r)
 	if (r == NULL)
 		return;
 	pyframes_reader_free(r);
+	py_snapshot_free(r->spare);
 	free(r->known);
 	if (r->unwinder != NULL)
 		unwinder_close(r->unwinder);

@@ -71,7 +71,7 @@ struct py_thread {
 	uint64_t cpu_ticks;	/* utime + stime, clock ticks */
 
 	struct py_frame *frames;	/* innermost first */
-	size_t nframes;
+	size_t nframes, aframes;	/* aframes: its room */
 	char *error;		/* why the stack is cut short, or NULL */
 	/*
 	 * The thread changed its stack under every read of it (reads do not
@@ -99,6 +99,12 @@ struct py_snapshot {
 	/* a reference to the strings of each code object its frames show */
 	struct code_strs **strs;
 	size_t nstrs, astrs;
+	/*
+	 * The room of threads[], and how many of its slots hold a frames
+	 * array of their own (a snapshot recycled by py_reader_recycle keeps
+	 * them for the next one).
+	 */
+	size_t athreads, ninit;
 };
 
 struct py_snapshot_opts {
@@ -150,6 +156,12 @@ int py_reader_snapshot(struct py_reader *reader,
 void py_reader_close(struct py_reader *reader);
 
 void py_snapshot_free(struct py_snapshot *snap);
+/*
+ * As py_snapshot_free, for a snapshot of this reader's: its threads' and
+ * frames' room is kept for the reader's next snapshot (a sampler takes
+ * thousands a second).
+ */
+void py_reader_recycle(struct py_reader *reader, struct py_snapshot *snap);
 void native_frames_free(struct native_frame *frames, size_t n);
 
 #endif

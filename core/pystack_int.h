@@ -98,6 +98,7 @@ struct py_reader {
 	uint64_t tick_ns;		/* when this snapshot began (now_ns) */
 	size_t tstate_used;		/* py_offsets_tstate_used(), once */
 	struct py_snapshot *snap;	/* the one being taken */
+	struct py_snapshot *spare;	/* one recycled, for the next (py_reader_recycle) */
 	int64_t pthread_tid_off;	/* 3.8–3.10: struct pthread's tid */
 	struct unwinder *unwinder;
 	struct mem_cache *mc;		/* cleared whenever the target may have run */

@@ -363,7 +363,7 @@ tick(struct sampler *s, uint64_t t0, uint64_t weight, sampler_sink_fn *sink, voi
 		if (so.no_proc == false)
 			learn_names(s, snap);
 		emit(s, snap, t0, weight, sink, arg);
-		py_snapshot_free(snap);
+		py_reader_recycle(s->reader, snap);	/* its room serves the next tick */
 	} else {
 		s->st.failed++;
 		if (rc == FP_EEXITED || !procfs_exists(s->pid) || ++s->failed_run >= MAX_FAILED) {
