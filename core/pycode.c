@@ -400,7 +400,15 @@ pycode_get(struct py_reader *r, uint64_t addr, int64_t at)
 		c->qualname = read_unicode(r, c->p_qualname);
 	}
 	c->table = read_bytes(r, c->p_table, &c->table_len);
-	c->valid = c->filename != NULL && c->name != NULL &&
+	/*
+	 * An empty name or qualname is a string read from a page copied
+	 * before the string was made there (strings and code objects are read
+	 * through the cache, and an import makes both by the hundred): the
+	 * compiler never makes one.  CI saw a module's frame "in " twice while
+	 * its process imported.  Not valid: its pages are read again.
+	 */
+	c->valid = c->filename != NULL && c->name != NULL && c->name[0] != '\0' &&
+	    (c->qualname == NULL || c->qualname[0] != '\0') &&
 	    is_code_type(r, mem_field_u64(buf, o->object_type));
 	for (k = 0; k < PYCODE_PRINTS && c->valid; k++)
 		if (rd(r, print_addr(o, c, k), c->print[k], sizeof c->print[k]) != 0)

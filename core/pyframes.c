@@ -173,6 +173,8 @@ bad_code(struct walk *w, const struct code_info *c, uint64_t frame)
 		walk_note(w, c->p_filename, PYOFF_UNICODE_SPAN, false);
 	if (c->p_name != 0)
 		walk_note(w, c->p_name, PYOFF_UNICODE_SPAN, false);
+	if (c->p_qualname != 0)
+		walk_note(w, c->p_qualname, PYOFF_UNICODE_SPAN, false);
 	walk_torn(w, "a frame without a readable code object", frame);
 }
 
