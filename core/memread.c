@@ -3,6 +3,7 @@
 #include "core/memread.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -78,6 +79,7 @@ struct mem_cache {
 	unsigned epoch;		/* see mem_cache_expire() */
 	unsigned long reads;	/* system calls made, see mem_cache_reads() */
 	unsigned rank_max;	/* the latest rank served fresh since mem_cache_rank_reset */
+	unsigned rank_min;	/* the earliest (not 0); UINT_MAX if none */
 	/*
 	 * The slot last found: a walk reads frame after frame from one page.
 	 * Trusted only while it still holds that page (a slot cleared or
@@ -517,6 +519,13 @@ void
 mem_cache_rank_reset(struct mem_cache *mc)
 {
 	mc->rank_max = 0;
+	mc->rank_min = UINT_MAX;
+}
+
+unsigned
+mem_cache_rank_min(const struct mem_cache *mc)
+{
+	return mc->rank_min;
 }
 
 unsigned
@@ -590,6 +599,8 @@ cache_read(struct mem_cache *mc, uint64_t addr, void *buf, size_t len, bool fres
 			p->live = true;
 			if (p->rank > mc->rank_max)
 				mc->rank_max = p->rank;
+			if (p->rank != 0 && p->rank < mc->rank_min)
+				mc->rank_min = p->rank;
 		}
 		memcpy(out, p->data + off, len);
 		page_used(p, off, off + len);
@@ -621,6 +632,8 @@ cache_read(struct mem_cache *mc, uint64_t addr, void *buf, size_t len, bool fres
 		} else {
 			if (fresh && p->rank > mc->rank_max)
 				mc->rank_max = p->rank;
+			if (fresh && p->rank != 0 && p->rank < mc->rank_min)
+				mc->rank_min = p->rank;
 			memcpy(out, p->data + off, n);
 			page_used(p, off, off + n);
 		}
@@ -655,6 +668,8 @@ mem_cache_peek_fresh(struct mem_cache *mc, uint64_t addr, size_t len)
 	p->live = true;
 	if (p->rank > mc->rank_max)
 		mc->rank_max = p->rank;
+	if (p->rank != 0 && p->rank < mc->rank_min)
+		mc->rank_min = p->rank;
 	page_used(p, off, off + len);
 	return p->data + off;
 }

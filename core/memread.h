@@ -129,6 +129,8 @@ void mem_cache_rank_reset(struct mem_cache *mc);
  */
 const void *mem_cache_peek_fresh(struct mem_cache *mc, uint64_t addr, size_t len);
 unsigned mem_cache_rank_max(const struct mem_cache *mc);
+/* The lowest rank but 0 read fresh since the reset; UINT_MAX if none. */
+unsigned mem_cache_rank_min(const struct mem_cache *mc);
 unsigned mem_cache_rank(struct mem_cache *mc, uint64_t addr);
 
 /*

@@ -783,6 +783,15 @@ read_before_head(struct py_reader *r, const struct walk *w)
 	    mem_cache_reads(r->mc) != r->batch_reads ||
 	    r->rt->off.frame_model == PY_FRAMES_OBJECTS || w->head_ts == 0)
 		return false;
+	/*
+	 * A frame below pushed after its copy means the innermost was too --
+	 * seen only if the innermost's copy is no later than any other's:
+	 * its page must be the batch's first the walk used (a 3.13 entry
+	 * shim on a C-stack page copied before it once linked call_soon to
+	 * sleep).
+	 */
+	if (w->nseen == 0 || mem_cache_rank(r->mc, w->seen[0]) != mem_cache_rank_min(r->mc))
+		return false;
 	max = mem_cache_rank_max(r->mc);
 	ts = mem_cache_rank(r->mc, w->head_ts);
 	if (ts == 0)
