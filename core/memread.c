@@ -139,11 +139,38 @@ mem_cache_expire(struct mem_cache *mc)
 	mc->epoch++;
 }
 
+/* A page served fresh: the ranks read since mem_cache_rank_reset. */
+static inline void
+rank_served(struct mem_cache *mc, const struct mem_page *p)
+{
+	if (p->rank > mc->rank_max)
+		mc->rank_max = p->rank;
+	if (p->rank != 0 && p->rank < mc->rank_min)
+		mc->rank_min = p->rank;
+}
+
 /* Where the search for `page` among the slots begins. */
 static inline size_t
 slot_hash(const struct mem_cache *mc, uint64_t page)
 {
 	return (size_t)((page * 0x9e3779b97f4a7c15ull) >> 32) & (mc->nslots - 1);
+}
+
+/* The slot holding `page`, or NULL: a lookup only, nothing claimed. */
+static struct mem_page *
+page_at(const struct mem_cache *mc, uint64_t page)
+{
+	size_t s = slot_hash(mc, page);
+	struct mem_page *p;
+
+	if (page == 0)
+		return NULL;
+	while ((p = &mc->slots[s])->page != 0) {
+		if (p->page == page)
+			return p;
+		s = (s + 1) & (mc->nslots - 1);
+	}
+	return NULL;
 }
 
 /* The slot of `page`, claimed (not loaded) if new; NULL if the cache is full. */
@@ -537,19 +564,9 @@ mem_cache_rank_max(const struct mem_cache *mc)
 unsigned
 mem_cache_rank(struct mem_cache *mc, uint64_t addr)
 {
-	uint64_t page = addr / PAGE;
-	struct mem_page *p;
-	size_t s = slot_hash(mc, page);
+	const struct mem_page *p = page_at(mc, addr / PAGE);
 
-	if (page == 0)
-		return 0;
-	/* a lookup only: not claimed, not the last page served */
-	while ((p = &mc->slots[s])->page != 0) {
-		if (p->page == page)
-			return p->loaded && !p->pending && p->ok && p->epoch == mc->epoch ? p->rank : 0;
-		s = (s + 1) & (mc->nslots - 1);
-	}
-	return 0;
+	return p != NULL && p->loaded && !p->pending && p->ok && p->epoch == mc->epoch ? p->rank : 0;
 }
 
 pid_t
@@ -597,10 +614,7 @@ cache_read(struct mem_cache *mc, uint64_t addr, void *buf, size_t len, bool fres
 	    p->ok && off >= p->lo && off + len <= p->hi && (!fresh || p->epoch == mc->epoch)) {
 		if (fresh) {
 			p->live = true;
-			if (p->rank > mc->rank_max)
-				mc->rank_max = p->rank;
-			if (p->rank != 0 && p->rank < mc->rank_min)
-				mc->rank_min = p->rank;
+			rank_served(mc, p);
 		}
 		memcpy(out, p->data + off, len);
 		page_used(p, off, off + len);
@@ -630,10 +644,8 @@ cache_read(struct mem_cache *mc, uint64_t addr, void *buf, size_t len, bool fres
 			errno = EFAULT;
 			return -1;
 		} else {
-			if (fresh && p->rank > mc->rank_max)
-				mc->rank_max = p->rank;
-			if (fresh && p->rank != 0 && p->rank < mc->rank_min)
-				mc->rank_min = p->rank;
+			if (fresh)
+				rank_served(mc, p);
 			memcpy(out, p->data + off, n);
 			page_used(p, off, off + n);
 		}
@@ -650,26 +662,14 @@ mem_cache_peek_fresh(struct mem_cache *mc, uint64_t addr, size_t len)
 	struct mem_page *p = mc->last;
 	size_t off = (size_t)(addr % PAGE);
 
-	if (p == NULL || p->page != addr / PAGE) {
-		size_t s;
-
-		if (addr < PAGE)
-			return NULL;
-		for (s = slot_hash(mc, addr / PAGE); (p = &mc->slots[s])->page != 0 &&
-		    p->page != addr / PAGE; s = (s + 1) & (mc->nslots - 1))
-			;
-		if (p->page == 0)
-			return NULL;
-	}
+	if ((p == NULL || p->page != addr / PAGE) && (p = page_at(mc, addr / PAGE)) == NULL)
+		return NULL;
 	if (!p->loaded || p->pending || !p->ok || off < p->lo || off + len > p->hi ||
 	    p->epoch != mc->epoch)
 		return NULL;
 	mc->last = p;
 	p->live = true;
-	if (p->rank > mc->rank_max)
-		mc->rank_max = p->rank;
-	if (p->rank != 0 && p->rank < mc->rank_min)
-		mc->rank_min = p->rank;
+	rank_served(mc, p);
 	page_used(p, off, off + len);
 	return p->data + off;
 }
