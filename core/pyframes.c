@@ -1066,13 +1066,27 @@ heads_last(const struct py_reader *r, uint64_t *pages, uint32_t *lens, size_t np
 	size_t nts = 0, ncf = 0, i, k, n = 0;
 	int c;
 
-	ts = r->nhints <= 32 ? sts : xmalloc(r->nhints * sizeof *ts);
+	ts = r->nhints <= 16 ? sts : xmalloc(2 * r->nhints * sizeof *ts);
 	cf = r->nhints <= 32 ? scf : xmalloc(r->nhints * sizeof *cf);
 	for (i = 0; i < r->nhints; i++) {
 		if (r->hints[i].generation + 1 != r->generation)
 			continue;
-		if (r->hints[i].head_ts != 0)
-			ts[nts++] = r->hints[i].head_ts;
+		/*
+		 * The whole state: 3.11's main one (in the runtime's static
+		 * data) spans two pages, its data stack's fields on the
+		 * second.  Read before the frames, that page was the walk's
+		 * first, and no walk of it took the short check.
+		 */
+		if (r->hints[i].head_ts != 0) {
+			uint64_t head = r->hints[i].head_ts, start = r->hints[i].tstate;
+			uint64_t end = start + r->tstate_used - 1;	/* < a page */
+
+			ts[nts++] = head;
+			if ((start ^ head) >= 4096)
+				ts[nts++] = start;
+			else if ((end ^ head) >= 4096)
+				ts[nts++] = end;
+		}
 		if (r->hints[i].head_cf != 0)
 			cf[ncf++] = r->hints[i].head_cf;
 	}
@@ -1101,10 +1115,10 @@ heads_last(const struct py_reader *r, uint64_t *pages, uint32_t *lens, size_t np
 			free(pg);
 		}
 	}
-	if (ts != sts) {
-		free(cf);
+	if (ts != sts)
 		free(ts);
-	}
+	if (cf != scf)
+		free(cf);
 }
 
 void
