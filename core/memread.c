@@ -78,6 +78,8 @@ struct mem_cache {
 	size_t npending, apending;
 	unsigned epoch;		/* see mem_cache_expire() */
 	unsigned long reads;	/* system calls made, see mem_cache_reads() */
+	/* bumped when a page is read, claimed or forgotten (struct mem_window) */
+	unsigned long stamp;
 	unsigned rank_max;	/* the latest rank served fresh since mem_cache_rank_reset */
 	unsigned rank_min;	/* the earliest (not 0); UINT_MAX if none */
 	/*
@@ -131,12 +133,14 @@ mem_cache_clear(struct mem_cache *mc)
 		mc->inuse[i]->page = 0;
 	mc->used = 0;
 	mc->npending = 0;
+	mc->stamp++;
 }
 
 void
 mem_cache_expire(struct mem_cache *mc)
 {
 	mc->epoch++;
+	mc->stamp++;
 }
 
 /* A page served fresh: the ranks read since mem_cache_rank_reset. */
@@ -192,6 +196,7 @@ slot_of(struct mem_cache *mc, uint64_t page)
 		return NULL;
 	if (p->data == NULL)
 		p->data = xmalloc(PAGE);
+	mc->stamp++;
 	p->page = page;
 	p->loaded = p->pending = p->live = p->listed = false;
 	p->idle = 0;
@@ -226,6 +231,7 @@ get_page(struct mem_cache *mc, uint64_t page, bool fresh, size_t off, size_t end
 		return p;
 	}
 	mc->reads++;
+	mc->stamp++;
 	p->ok = mem_read(mc->pid, page * PAGE, p->data, PAGE) == 0;
 	p->loaded = true;
 	p->rank = 0;
@@ -401,6 +407,7 @@ read_batch_spans(struct mem_cache *mc, struct mem_page **batch, size_t n,
 		    sp->after[i].len };
 	}
 	mc->reads++;
+	mc->stamp++;
 	readv_all(mc->pid, local, remote, total, ok);
 	for (i = 0; i < n; i++) {
 		batch[i]->ok = ok[i];
@@ -672,6 +679,31 @@ mem_cache_peek_fresh(struct mem_cache *mc, uint64_t addr, size_t len)
 	rank_served(mc, p);
 	page_used(p, off, off + len);
 	return p->data + off;
+}
+
+const void *
+mem_cache_peek_window(struct mem_cache *mc, uint64_t addr, size_t len, struct mem_window *w)
+{
+	const unsigned char *at;
+	struct mem_page *p;
+
+	mem_window_close(mc, w);
+	if ((at = mem_cache_peek_fresh(mc, addr, len)) == NULL)
+		return NULL;
+	p = mc->last;
+	*w = (struct mem_window){ p->page, p->data, p->lo, p->hi, PAGE, 0,
+	    &mc->stamp, mc->stamp, p };
+	return at;
+}
+
+void
+mem_window_close(struct mem_cache *mc, struct mem_window *w)
+{
+	struct mem_page *p = w->slot;
+
+	if (w->data != NULL && mc->stamp == w->stamp && p->page == w->page && w->ulo < w->uhi)
+		page_used(p, w->ulo, w->uhi);
+	w->data = NULL;
 }
 
 int

@@ -128,6 +128,43 @@ void mem_cache_rank_reset(struct mem_cache *mc);
  * next reads that page or is cleared -- take what is needed at once.
  */
 const void *mem_cache_peek_fresh(struct mem_cache *mc, uint64_t addr, size_t len);
+/*
+ * A walk's frames lie one after another on a page: mem_cache_peek_window
+ * is mem_cache_peek_fresh that also opens a window on the page, and
+ * mem_window_peek serves the next frames on it with a bounds check
+ * alone -- while the cache has neither read nor claimed nor forgotten a
+ * page since (its stamp).  What the window served is the page's used
+ * part once closed (mem_window_close): close it before the cache's pages
+ * are listed, and before it is opened on another page.
+ */
+struct mem_window {
+	uint64_t page;			/* address / 4096; data NULL: closed */
+	const unsigned char *data;	/* the page's bytes */
+	size_t lo, hi;			/* [lo, hi) of it may be served */
+	size_t ulo, uhi;		/* the part served through it */
+	const unsigned long *stamp_at;	/* the cache's stamp, and its value then */
+	unsigned long stamp;
+	void *slot;			/* the cache's page */
+};
+const void *mem_cache_peek_window(struct mem_cache *mc, uint64_t addr, size_t len,
+    struct mem_window *w);
+void mem_window_close(struct mem_cache *mc, struct mem_window *w);
+
+static inline const void *
+mem_window_peek(struct mem_window *w, uint64_t addr, size_t len)
+{
+	size_t off = (size_t)(addr & 4095u);
+
+	if (w->data == NULL || addr / 4096u != w->page || *w->stamp_at != w->stamp ||
+	    off < w->lo || off + len > w->hi)
+		return NULL;
+	if (off < w->ulo)
+		w->ulo = off;
+	if (off + len > w->uhi)
+		w->uhi = off + len;
+	return w->data + off;
+}
+
 unsigned mem_cache_rank_max(const struct mem_cache *mc);
 /* The lowest rank but 0 read fresh since the reset; UINT_MAX if none. */
 unsigned mem_cache_rank_min(const struct mem_cache *mc);

@@ -26,12 +26,10 @@
 
 /* ---- frames ------------------------------------------------------------- */
 
-static void
-push_frame(struct py_reader *r, struct py_thread *t, size_t *alloc,
-    struct code_info *c, int line, bool entry)
+/* The first frame of code c in this snapshot: it holds c's strings. */
+static struct code_strs * __attribute__((noinline))
+snap_uses(struct py_reader *r, struct code_info *c)
 {
-	struct py_frame *f = ARRAY_PUSH(t->frames, t->nframes, *alloc);
-
 	struct code_strs *s = c->strs != NULL ? c->strs : pycode_strs(c);
 
 	if (c->snap_serial != r->generation) {
@@ -40,14 +38,21 @@ push_frame(struct py_reader *r, struct py_thread *t, size_t *alloc,
 		s->refs++;
 		*ARRAY_PUSH(r->snap->strs, r->snap->nstrs, r->snap->astrs) = s;
 	}
-	memset(f, 0, sizeof *f);
-	f->code = c->addr;
-	f->code_id = c->serial;
-	f->filename = s->filename;
-	f->name = s->name;
-	f->qualname = s->qualname;
-	f->line = line;
-	f->entry = entry;
+	return s;
+}
+
+static inline void
+push_frame(struct py_reader *r, struct py_thread *t, size_t *alloc,
+    struct code_info *c, int line, bool entry)
+{
+	struct py_frame *f = ARRAY_PUSH(t->frames, t->nframes, *alloc);
+	struct code_strs *s = c->strs;
+
+	if (__builtin_expect(c->snap_serial != r->generation || s == NULL, 0))
+		s = snap_uses(r, c);
+	*f = (struct py_frame){ .filename = s->filename, .name = s->name,
+	    .qualname = s->qualname, .line = line, .code = c->addr, .entry = entry,
+	    .code_id = c->serial };
 }
 
 void
@@ -122,8 +127,17 @@ struct walk {
 	const struct post_read *pre;
 };
 
+static void __attribute__((noinline))
+walk_note_page(struct walk *w, uint64_t addr, size_t len)
+{
+	if (w->nhint < 256) {
+		*ARRAY_PUSH(w->hint, w->nhint, w->ahint) = addr;
+		*ARRAY_PUSH(w->hint, w->nhint, w->ahint) = addr + len - 1;
+	}
+}
+
 /* Remember a frame (or thread state) read, for the checks and the retry. */
-static void
+static inline void
 walk_note(struct walk *w, uint64_t addr, size_t len, bool frame)
 {
 	if (frame)
@@ -133,13 +147,9 @@ walk_note(struct walk *w, uint64_t addr, size_t len, bool frame)
 	 * a range on the page noted last adds nothing, and a stack's frames
 	 * lie page after page.
 	 */
-	if (w->nhint >= 2 && (w->hint[w->nhint - 1] ^ addr) < 4096 &&
-	    (w->hint[w->nhint - 1] ^ (addr + len - 1)) < 4096)
-		return;
-	if (w->nhint < 256) {
-		*ARRAY_PUSH(w->hint, w->nhint, w->ahint) = addr;
-		*ARRAY_PUSH(w->hint, w->nhint, w->ahint) = addr + len - 1;
-	}
+	if (w->nhint < 2 || (w->hint[w->nhint - 1] ^ addr) >= 4096 ||
+	    (w->hint[w->nhint - 1] ^ (addr + len - 1)) >= 4096)
+		walk_note_page(w, addr, len);
 }
 
 static void
@@ -479,8 +489,9 @@ root_chunk(struct py_reader *r, const struct dstack *ds)
 
 /* 3.11+: _PyInterpreterFrames, several per C evaluation call. */
 static void
-read_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
-    unsigned depth, struct walk *w, uint64_t *base, const struct dstack *ds)
+walk_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
+    unsigned depth, struct walk *w, uint64_t *base, const struct dstack *ds,
+    struct mem_window *win)
 {
 	const struct py_offsets *o = &r->rt->off;
 	unsigned char buf[PYOFF_FRAME_SPAN];
@@ -507,7 +518,8 @@ read_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
 		}
 		/* served in place from the cache's page, not copied; else read */
 		if (!mem_ptr_ok(frame, 8) || chain_loops(&g, frame) ||
-		    ((fp = mem_cache_peek_fresh(r->mc, frame, fsize)) == NULL &&
+		    ((fp = mem_window_peek(win, frame, fsize)) == NULL &&
+		    (fp = mem_cache_peek_window(r->mc, frame, fsize, win)) == NULL &&
 		    rd_fresh(r, frame, (void *)(fp = buf), fsize) != 0))
 			return walk_torn(w, "a frame became unreadable", frame);
 		/* every field now: a later read may bring a newer copy of its page */
@@ -587,6 +599,17 @@ read_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
 		walk_torn(w, owner == o->frame_owned_by_generator ?
 		    "a generator's frame lost its caller" :
 		    "the frames end before the thread's entry frame", last);
+}
+
+/* The frames of a 3.11+ thread, each page's served through a window. */
+static void
+read_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
+    unsigned depth, struct walk *w, uint64_t *base, const struct dstack *ds)
+{
+	struct mem_window win = { 0 };
+
+	walk_interp_frames(r, t, frame, depth, w, base, ds, &win);
+	mem_window_close(r->mc, &win);
 }
 
 /*

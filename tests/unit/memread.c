@@ -309,6 +309,49 @@ batch_ranks(void)
 	free(mem);
 }
 
+/* A window on a page serves what it holds while the cache stays as it was. */
+static void
+windows(void)
+{
+	unsigned char *mem = aligned_alloc(PAGE, 2 * PAGE);
+	struct mem_cache *mc = mem_cache_new(getpid(), 16);
+	uint64_t a = (uint64_t)(uintptr_t)mem, addrs[4], v;
+	uint32_t lens[4];
+	struct mem_window w = { 0 };
+	const unsigned char *p;
+	size_t i, n;
+
+	for (i = 0; i < 2 * PAGE; i++)
+		mem[i] = (unsigned char)(i * 7);
+	ok(mem_window_peek(&w, a, 8) == NULL, "a closed window serves nothing");
+	p = mem_cache_peek_window(mc, a + 100, 16, &w);
+	ok(p == NULL, "nothing cached yet: no window");
+	mem_cache_expire(mc);
+	ok(mem_cache_read_fresh(mc, a + 100, &v, 8) == 0, "the page read");
+	p = mem_cache_peek_window(mc, a + 100, 16, &w);
+	ok(p != NULL && p[0] == mem[100], "opened on the page, its bytes");
+	p = mem_window_peek(&w, a + 3000, 80);
+	ok(p != NULL && memcmp(p, mem + 3000, 80) == 0, "a later frame on it served by the window");
+	ok(mem_window_peek(&w, a + 4090, 16) == NULL, "not across the page's end");
+	ok(mem_window_peek(&w, a + PAGE + 8, 8) == NULL, "not another page");
+	mem_window_close(mc, &w);
+	n = mem_cache_pages(mc, addrs, lens, 4, true);
+	ok(n == 1 && addrs[0] == a + 100 && MEM_SPAN_LEN(lens[0]) == 2980,
+	    "closed: the part it served is the page's used part (%zu, +%u)",
+	    n > 0 ? (size_t)(addrs[0] - a) : 0, n > 0 ? MEM_SPAN_LEN(lens[0]) : 0);
+	ok(mem_window_peek(&w, a + 200, 8) == NULL, "a closed window serves nothing again");
+	p = mem_cache_peek_window(mc, a + 200, 8, &w);
+	ok(p != NULL && mem_cache_read_fresh(mc, a + PAGE, &v, 8) == 0 &&
+	    mem_window_peek(&w, a + 300, 8) == NULL,
+	    "another page read since: the window serves no more");
+	p = mem_cache_peek_window(mc, a + 200, 8, &w);
+	mem_cache_clear(mc);
+	ok(p != NULL && mem_window_peek(&w, a + 300, 8) == NULL, "nor after a clear");
+	mem_window_close(mc, &w);
+	mem_cache_free(mc);
+	free(mem);
+}
+
 int
 main(void)
 {
@@ -318,5 +361,6 @@ main(void)
 	partial_pages();
 	spans_on_one_page();
 	batch_ranks();
+	windows();
 	return done_testing();
 }
