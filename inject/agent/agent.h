@@ -34,6 +34,7 @@ struct agent_job {
 	bool running;
 	bool done;
 	bool cancelled;		/* by the client, or because it disconnected */
+	bool left_python;	/* past its last use of the interpreter (agent_job_left_python) */
 	unsigned long ident;	/* the worker's thread ident while running */
 };
 
@@ -58,6 +59,12 @@ void agent_resume(void);
 void agent_job_mark_running(struct agent_job *job, unsigned long ident);
 void agent_job_mark_done(struct agent_job *job);
 bool agent_job_is_cancelled(struct agent_job *job);
+/*
+ * By the worker, the GIL released for good, before the end is sent: a
+ * park waits for it (a client that got its end may make the program
+ * fork at once, and the worker still has to leave).
+ */
+void agent_job_left_python(struct agent_job *job);
 /* The thread ident of the worker running (conn, id), if it still runs. */
 bool agent_job_running_ident(uint64_t conn, uint64_t id, unsigned long *ident);
 

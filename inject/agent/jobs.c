@@ -42,6 +42,7 @@ static struct {
 	unsigned nidle;		/* of them, waiting for a job */
 	unsigned nqueued;	/* jobs no worker took yet */
 	unsigned nrunning;	/* jobs taken and not finished */
+	unsigned nleft;		/* of them, past their last use of the interpreter */
 	unsigned nstmt;		/* statements queued or running */
 	unsigned nstmt_running;	/* statements taken and not finished */
 	uint64_t rr_last;	/* the connection served last (round-robin) */
@@ -116,6 +117,17 @@ agent_job_mark_running(struct agent_job *job, unsigned long ident)
 	pthread_mutex_lock(&J.lock);
 	job->running = true;
 	job->ident = ident;
+	pthread_mutex_unlock(&J.lock);
+}
+
+void
+agent_job_left_python(struct agent_job *job)
+{
+	pthread_mutex_lock(&J.lock);
+	if (!job->left_python) {
+		job->left_python = true;
+		J.nleft++;
+	}
 	pthread_mutex_unlock(&J.lock);
 }
 
@@ -216,6 +228,8 @@ finish(struct agent_job *job)
 {
 	job_unlink(job);
 	J.nrunning--;
+	if (job->left_python)
+		J.nleft--;
 	if (job->stmt) {
 		J.nstmt--;
 		J.nstmt_running--;
@@ -547,8 +561,12 @@ jobs_park(void)
 	pthread_mutex_lock(&J.lock);
 	J.parking = true;
 	pthread_cond_broadcast(&J.work);
-	/* Wait for every worker that is not inside a request to leave. */
-	while (J.nworkers > J.nrunning && mono_ms() < deadline) {
+	/*
+	 * Wait for every worker that is not inside a request to leave, and
+	 * for those whose request is over but for its end (they need no
+	 * GIL to finish: the forking thread holds it).
+	 */
+	while (J.nworkers > J.nrunning - J.nleft && mono_ms() < deadline) {
 		clock_gettime(CLOCK_REALTIME, &until);
 		until.tv_nsec += 10 * 1000 * 1000;
 		if (until.tv_nsec >= 1000000000) {
@@ -593,7 +611,7 @@ jobs_forget(void)
 	}
 	J.jobs = NULL;
 	memset(J.workers, 0, sizeof J.workers);
-	J.nworkers = J.nidle = J.nqueued = J.nrunning = J.nstmt = J.nstmt_running = 0;
+	J.nworkers = J.nidle = J.nqueued = J.nrunning = J.nleft = J.nstmt = J.nstmt_running = 0;
 	J.parking = false;
 	J.generation++;
 	pthread_mutex_init(&J.lock, NULL);

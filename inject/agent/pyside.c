@@ -1075,6 +1075,7 @@ agent_py_run(struct agent_job *job)
 	bool cancelled;
 
 	if (!agent_py_ready()) {
+		agent_job_left_python(job);
 		agent_send(job->conn, proto_new_end_error(job->id, "shutdown",
 		    "the interpreter is shutting down"));
 		return;
@@ -1100,6 +1101,7 @@ agent_py_run(struct agent_job *job)
 	}
 	if (end == NULL)
 		end = proto_new_end_error(job->id, "internal", "out of memory");
+	agent_job_left_python(job);
 	agent_send(job->conn, end);
 }
 
