@@ -2,23 +2,39 @@
 # tests/bench/slowdown.sh [PYTHON...] — what sampling at 1 kHz, non-blocking
 # (`perf -r 1000`, threads never stopped), costs the target (issue 11:
 # <= 1 %).  One target process per interpreter does the same fixed amount of
-# pure-Python work in phases, alternately alone and sampled (FP_BENCH_RUNS
-# pairs, default 7): the same process, heap and CPU placement on both sides.
+# pure-Python work in short phases, alternately alone and sampled
+# (FP_BENCH_RUNS pairs, default 41): the same process, heap and CPU
+# placement on both sides.
+#
+# One sampler runs for the whole run and is stopped (SIGSTOP) during the
+# phases alone and continued (SIGCONT) for the sampled ones: no attach, no
+# start-up and no exit inside or between phases, so pairs can be short and
+# many.  (A non-blocking sampler holds nothing of the target while it is
+# stopped; after SIGCONT it starts its ticks again from now.)  Pairs are
+# ordered ABBA (alone first in one, sampled first in the next) so that a
+# drift of the machine's speed through the run does not lean on one side.
+#
 # Prints the median of the sampled/alone ratios, in wall time and in the
 # target's own CPU time (on a loaded 2-core machine the wall time also
-# counts the CPU the sampler takes from everything else).  Not a pass/fail
-# test: it prints numbers and whether they are within the budget.
+# counts the CPU the sampler takes from everything else), with the spread
+# of the CPU ratios (25th..75th percentile) and, as the noise of the same
+# run, the median ratio of alone/alone pairs (the phases of two
+# consecutive pairs that were both alone).  Not a pass/fail test: it
+# prints numbers and whether they are within the budget.
 set -eu
 builddir=${FP_BUILDDIR:-$(pwd)}
 srcdir=${FP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 bin="$builddir/flight_profiler"
 tgt="$srcdir/tests/bench/sampler_target.py"
-runs=${FP_BENCH_RUNS:-7}
-work=${FP_BENCH_WORK:-30000}
+runs=${FP_BENCH_RUNS:-41}
+work=${FP_BENCH_WORK:-8000}
 out=$(mktemp -d)
 target= sampler=
 cleanup() {
-	[ -z "$sampler" ] || kill "$sampler" 2>/dev/null || true
+	if [ -n "$sampler" ]; then
+		kill -CONT "$sampler" 2>/dev/null || true
+		kill "$sampler" 2>/dev/null || true
+	fi
 	[ -z "$target" ] || kill "$target" 2>/dev/null || true
 	rm -rf "$out"
 }
@@ -28,10 +44,13 @@ if [ $# -eq 0 ]; then
 	set -- $(cut -d' ' -f5 "$builddir/pythons.list")
 fi
 
-median_pct() {	# ratios, one a line -> "+x.x%" of the median
-	sort -n | awk '{ v[NR] = $1 } END {
-		m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-		printf "%+.2f%%", (m - 1) * 100 }'
+pct() {	# ratios, one a line -> "+m.mm% (+q1..+q3)": median and quartiles
+	sort -n | awk '
+	    function at(p,   x, i, f) { x = 1 + (NR - 1) * p; i = int(x); f = x - i
+		return i < NR ? v[i] + f * (v[i + 1] - v[i]) : v[NR] }
+	    { v[NR] = $1 }
+	    END { printf "%+.2f%% (%+.1f..%+.1f)", (at(0.5) - 1) * 100,
+		(at(0.25) - 1) * 100, (at(0.75) - 1) * 100 }'
 }
 
 phase() {	# one phase of work; prints "wall cpu"
@@ -42,7 +61,8 @@ phase() {	# one phase of work; prints "wall cpu"
 
 echo "machine: $(uname -srm), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "budget: target slowdown <= 1 % when sampled at 1 kHz without stopping it"
-printf '%-8s %6s %12s %12s %s\n' python pairs "wall" "target cpu" verdict
+echo "median of sampled/alone per pair (25th..75th percentile); noise: alone/alone"
+printf '%-8s %5s %22s %22s %18s %s\n' python pairs "wall" "target cpu" "noise (cpu)" verdict
 for py in "$@"; do
 	version=$("$py" -c 'import platform; print(platform.python_version())')
 	mkfifo "$out/ready" "$out/in" "$out/out"
@@ -52,30 +72,46 @@ for py in "$@"; do
 	    4>&- 5<&- 6<&- &
 	target=$!
 	read -r _ <&6
+	"$bin" "$target" --cmd "perf -r 1000 -d 3600 -f $out/s.collapsed" >"$out/perf.log" 2>&1 \
+	    4>&- 5<&- 6<&- &
+	sampler=$!
+	sleep 0.5	# attached and sampling
+	kill -STOP "$sampler"
 	phase >/dev/null	# warm-up
-	: >"$out/wall"; : >"$out/cpu"
-	i=0
+	: >"$out/wall"; : >"$out/cpu"; : >"$out/noise"; : >"$out/spans"
+	i=0 last=
 	while [ $i -lt "$runs" ]; do
-		alone=$(phase)
-		"$bin" "$target" --cmd "perf -r 1000 -d 600 -f $out/s.collapsed" >"$out/perf.log" 2>&1 \
-		    4>&- 5<&- 6<&- &
-		sampler=$!
-		sleep 0.5	# attached and sampling before the phase starts
-		sampled=$(phase)
-		kill -INT "$sampler" 2>/dev/null || true
-		wait "$sampler" 2>/dev/null || true
-		sampler=
+		if [ $((i % 2)) -eq 0 ]; then
+			alone=$(phase)
+			kill -CONT "$sampler"; sampled=$(phase); kill -STOP "$sampler"
+		else
+			kill -CONT "$sampler"; sampled=$(phase); kill -STOP "$sampler"
+			alone=$(phase)
+			# the alone phases of this pair and the last, back to back
+			echo "$last $alone" | awk '{ printf "%.5f\n", $4 / $2 }' >>"$out/noise"
+		fi
+		last=$alone
+		echo "$sampled" | cut -d' ' -f1 >>"$out/spans"
 		echo "$alone $sampled" | awk '{ printf "%.5f\n", $3 / $1 }' >>"$out/wall"
 		echo "$alone $sampled" | awk '{ printf "%.5f\n", $4 / $2 }' >>"$out/cpu"
 		i=$((i + 1))
 	done
+	kill -CONT "$sampler"
+	kill -INT "$sampler" 2>/dev/null || true
+	wait "$sampler" 2>/dev/null || true
+	sampler=
 	exec 4>&- 5<&- 6<&-
 	wait "$target" 2>/dev/null || true
 	target=
 	rm -f "$out/ready" "$out/in" "$out/out"
-	wall=$(median_pct <"$out/wall")
-	cpu=$(median_pct <"$out/cpu")
+	wall=$(pct <"$out/wall")
+	cpu=$(pct <"$out/cpu")
+	noise=$(pct <"$out/noise" | cut -d' ' -f1)
 	verdict=$(echo "$cpu" | awk '{ v = $1 + 0; print (v <= 1.0 ? "within budget" : "OVER budget") }')
-	printf '%-8s %6s %12s %12s %s (target cpu)\n' "$version" "$runs" "$wall" "$cpu" "$verdict"
-	grep -o '[0-9.]* Hz of 1000.*' "$out/perf.log" | sed 's/^/         last sampled phase: /' || true
+	printf '%-8s %5s %22s %22s %18s %s\n' "$version" "$runs" "$wall" "$cpu" "$noise" "$verdict"
+	# The samples over the sampled phases' wall time: the rate they had.
+	reads=$(sed -n 's/.* samples from \([0-9][0-9]*\) reads.*/\1/p' "$out/perf.log" | head -1)
+	awk -v n="${reads:-0}" '{ s += $1 } END {
+	    printf "         %d reads: %.1f s of sampled phases, and 0.5 s before them\n",
+		n, s }' "$out/spans"
 done
