@@ -3,7 +3,7 @@
 # (`perf -r 1000`, threads never stopped), costs the target (issue 11:
 # <= 1 %).  One target process per interpreter does the same fixed amount of
 # pure-Python work in short phases, alternately alone and sampled
-# (FP_BENCH_RUNS pairs, default 41): the same process, heap and CPU
+# (FP_BENCH_RUNS pairs, default 61): the same process, heap and CPU
 # placement on both sides.
 #
 # One sampler runs for the whole run and is stopped (SIGSTOP) during the
@@ -16,18 +16,19 @@
 #
 # Prints the median of the sampled/alone ratios, in wall time and in the
 # target's own CPU time (on a loaded 2-core machine the wall time also
-# counts the CPU the sampler takes from everything else), with the spread
-# of the CPU ratios (25th..75th percentile) and, as the noise of the same
-# run, the median ratio of alone/alone pairs (the phases of two
-# consecutive pairs that were both alone).  Not a pass/fail test: it
-# prints numbers and whether they are within the budget.
+# counts the CPU the sampler takes from everything else), each with its
+# 95 % confidence interval (the order statistics around the median: no
+# assumption about the noise's shape).  The verdict is on the target's
+# CPU time: within budget when the interval's upper end is <= 1 %, over
+# when its lower end is above, else undecided (too noisy: more pairs).
+# Not a pass/fail test: it prints numbers.
 set -eu
 builddir=${FP_BUILDDIR:-$(pwd)}
 srcdir=${FP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 bin="$builddir/flight_profiler"
 tgt="$srcdir/tests/bench/sampler_target.py"
-runs=${FP_BENCH_RUNS:-41}
-work=${FP_BENCH_WORK:-8000}
+runs=${FP_BENCH_RUNS:-61}
+work=${FP_BENCH_WORK:-16000}
 out=$(mktemp -d)
 target= sampler=
 cleanup() {
@@ -44,13 +45,15 @@ if [ $# -eq 0 ]; then
 	set -- $(cut -d' ' -f5 "$builddir/pythons.list")
 fi
 
-pct() {	# ratios, one a line -> "+m.mm% (+q1..+q3)": median and quartiles
+pct() {	# ratios, one a line -> "+m.mm% (+lo..+hi)": median and its 95 % interval
 	sort -n | awk '
-	    function at(p,   x, i, f) { x = 1 + (NR - 1) * p; i = int(x); f = x - i
-		return i < NR ? v[i] + f * (v[i + 1] - v[i]) : v[NR] }
 	    { v[NR] = $1 }
-	    END { printf "%+.2f%% (%+.1f..%+.1f)", (at(0.5) - 1) * 100,
-		(at(0.25) - 1) * 100, (at(0.75) - 1) * 100 }'
+	    END {
+		m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+		# ranks n/2 -+ 1.96 sqrt(n)/2 (the binomial around the median)
+		lo = int(NR / 2 - 0.98 * sqrt(NR)); hi = int(NR / 2 + 1 + 0.98 * sqrt(NR) + 0.999)
+		if (lo < 1) lo = 1; if (hi > NR) hi = NR
+		printf "%+.2f%% (%+.2f..%+.2f)", (m - 1) * 100, (v[lo] - 1) * 100, (v[hi] - 1) * 100 }'
 }
 
 phase() {	# one phase of work; prints "wall cpu"
@@ -61,8 +64,8 @@ phase() {	# one phase of work; prints "wall cpu"
 
 echo "machine: $(uname -srm), $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "budget: target slowdown <= 1 % when sampled at 1 kHz without stopping it"
-echo "median of sampled/alone per pair (25th..75th percentile); noise: alone/alone"
-printf '%-8s %5s %22s %22s %18s %s\n' python pairs "wall" "target cpu" "noise (cpu)" verdict
+echo "median of sampled/alone per pair (its 95 % confidence interval)"
+printf '%-8s %5s %24s %24s %s\n' python pairs "wall" "target cpu" verdict
 for py in "$@"; do
 	version=$("$py" -c 'import platform; print(platform.python_version())')
 	mkfifo "$out/ready" "$out/in" "$out/out"
@@ -78,8 +81,8 @@ for py in "$@"; do
 	sleep 0.5	# attached and sampling
 	kill -STOP "$sampler"
 	phase >/dev/null	# warm-up
-	: >"$out/wall"; : >"$out/cpu"; : >"$out/noise"; : >"$out/spans"
-	i=0 last=
+	: >"$out/wall"; : >"$out/cpu"; : >"$out/spans"
+	i=0
 	while [ $i -lt "$runs" ]; do
 		if [ $((i % 2)) -eq 0 ]; then
 			alone=$(phase)
@@ -87,10 +90,7 @@ for py in "$@"; do
 		else
 			kill -CONT "$sampler"; sampled=$(phase); kill -STOP "$sampler"
 			alone=$(phase)
-			# the alone phases of this pair and the last, back to back
-			echo "$last $alone" | awk '{ printf "%.5f\n", $4 / $2 }' >>"$out/noise"
 		fi
-		last=$alone
 		echo "$sampled" | cut -d' ' -f1 >>"$out/spans"
 		echo "$alone $sampled" | awk '{ printf "%.5f\n", $3 / $1 }' >>"$out/wall"
 		echo "$alone $sampled" | awk '{ printf "%.5f\n", $4 / $2 }' >>"$out/cpu"
@@ -106,9 +106,9 @@ for py in "$@"; do
 	rm -f "$out/ready" "$out/in" "$out/out"
 	wall=$(pct <"$out/wall")
 	cpu=$(pct <"$out/cpu")
-	noise=$(pct <"$out/noise" | cut -d' ' -f1)
-	verdict=$(echo "$cpu" | awk '{ v = $1 + 0; print (v <= 1.0 ? "within budget" : "OVER budget") }')
-	printf '%-8s %5s %22s %22s %18s %s\n' "$version" "$runs" "$wall" "$cpu" "$noise" "$verdict"
+	verdict=$(echo "$cpu" | sed 's/.*(\(.*\)\.\.\(.*\)).*/\1 \2/' | awk '{ lo = $1 + 0; hi = $2 + 0 }
+	    END { print (hi <= 1.0 ? "within budget" : lo > 1.0 ? "OVER budget" : "undecided") }')
+	printf '%-8s %5s %24s %24s %s (target cpu)\n' "$version" "$runs" "$wall" "$cpu" "$verdict"
 	# The samples over the sampled phases' wall time: the rate they had.
 	reads=$(sed -n 's/.* samples from \([0-9][0-9]*\) reads.*/\1/p' "$out/perf.log" | head -1)
 	awk -v n="${reads:-0}" '{ s += $1 } END {
