@@ -210,17 +210,26 @@ slot_of(struct mem_cache *mc, uint64_t page)
 }
 
 /*
- * The cached page holding `page`, read now if needed (with `fresh`, also
+ * How a read may be served: from any copy (plain: code objects, strings),
+ * only from one made since the last expiry (fresh: what a thread changes,
+ * the page then counts as live and ranked), or from such a copy without
+ * either (current: a code object first met, see mem_cache_read_current).
+ */
+enum read_mode { RD_PLAIN, RD_FRESH, RD_CURRENT };
+
+/*
+ * The cached page holding `page`, read now if needed (unless plain, also
  * if read before the last expiry; also if only part of it was read, not
  * bytes [off, end)) or, while deferring, noted for mem_cache_fetch();
  * NULL if uncachable.  A page read again is read whole.
  */
 static struct mem_page *
-get_page(struct mem_cache *mc, uint64_t page, bool fresh, size_t off, size_t end)
+get_page(struct mem_cache *mc, uint64_t page, enum read_mode mode, size_t off, size_t end)
 {
 	struct mem_page *p = slot_of(mc, page);
+	bool fresh = mode != RD_PLAIN;
 
-	if (p != NULL && fresh)
+	if (p != NULL && mode == RD_FRESH)
 		p->live = true;
 	if (p == NULL || p->pending || (p->loaded && (!fresh || p->epoch == mc->epoch) &&
 	    off >= p->lo && end <= p->hi))
@@ -606,11 +615,12 @@ page_used(struct mem_page *p, size_t off, size_t end)
 }
 
 static int
-cache_read(struct mem_cache *mc, uint64_t addr, void *buf, size_t len, bool fresh)
+cache_read(struct mem_cache *mc, uint64_t addr, void *buf, size_t len, enum read_mode mode)
 {
 	unsigned char *out = buf;
 	struct mem_page *p = mc->last;
 	size_t off = (size_t)(addr % PAGE);
+	bool fresh = mode != RD_PLAIN;
 
 	/*
 	 * A walk reads frame after frame from the page it read last: served
@@ -619,7 +629,7 @@ cache_read(struct mem_cache *mc, uint64_t addr, void *buf, size_t len, bool fres
 	 */
 	if (p != NULL && addr >= PAGE && p->page == addr / PAGE && p->loaded && !p->pending &&
 	    p->ok && off >= p->lo && off + len <= p->hi && (!fresh || p->epoch == mc->epoch)) {
-		if (fresh) {
+		if (mode == RD_FRESH) {
 			p->live = true;
 			rank_served(mc, p);
 		}
@@ -639,7 +649,7 @@ cache_read(struct mem_cache *mc, uint64_t addr, void *buf, size_t len, bool fres
 		n = PAGE - off;
 		if (n > len)
 			n = len;
-		p = page ? get_page(mc, page, fresh, off, off + n) : NULL;
+		p = page ? get_page(mc, page, mode, off, off + n) : NULL;
 		if (p == NULL) {
 			mc->reads++;
 			if (mem_read(mc->pid, addr, out, n) != 0)
@@ -651,7 +661,7 @@ cache_read(struct mem_cache *mc, uint64_t addr, void *buf, size_t len, bool fres
 			errno = EFAULT;
 			return -1;
 		} else {
-			if (fresh)
+			if (mode == RD_FRESH)
 				rank_served(mc, p);
 			memcpy(out, p->data + off, n);
 			page_used(p, off, off + n);
@@ -709,13 +719,19 @@ mem_window_close(struct mem_cache *mc, struct mem_window *w)
 int
 mem_cache_read(struct mem_cache *mc, uint64_t addr, void *buf, size_t len)
 {
-	return cache_read(mc, addr, buf, len, false);
+	return cache_read(mc, addr, buf, len, RD_PLAIN);
 }
 
 int
 mem_cache_read_fresh(struct mem_cache *mc, uint64_t addr, void *buf, size_t len)
 {
-	return cache_read(mc, addr, buf, len, true);
+	return cache_read(mc, addr, buf, len, RD_FRESH);
+}
+
+int
+mem_cache_read_current(struct mem_cache *mc, uint64_t addr, void *buf, size_t len)
+{
+	return cache_read(mc, addr, buf, len, RD_CURRENT);
 }
 
 int

@@ -63,13 +63,23 @@ void mem_read_spans(pid_t pid, const uint64_t *addrs, size_t n, size_t len,
 /*
  * For what a running thread changes (thread states, frames): a page is
  * served by mem_cache_read_fresh() only if it was read since the last
- * mem_cache_expire(), else it is read again.  Immutable things (code
- * objects, strings) keep using mem_cache_read() and any page read before.
+ * mem_cache_expire(), else it is read again.  Immutable things (type
+ * objects, a thread's name) keep using mem_cache_read() and any page read
+ * before; code objects and their strings, kept by address after one
+ * read, use mem_cache_read_current().
  * So a reader that expires before each thread's walk, and before each
  * retry of it, re-reads only the pages that can have changed.
  */
 void mem_cache_expire(struct mem_cache *mc);
 int mem_cache_read_fresh(struct mem_cache *mc, uint64_t addr, void *buf, size_t len);
+/*
+ * Served from a copy made since the last expiry, as mem_cache_read_fresh,
+ * but the page is neither live (a sampler's batch does not take it up)
+ * nor ranked: for an object read once and then kept by address -- a code
+ * object first met, its strings -- which an earlier copy of its page may
+ * predate (`stack`'s retries expire the cache while the program imports).
+ */
+int mem_cache_read_current(struct mem_cache *mc, uint64_t addr, void *buf, size_t len);
 
 /*
  * Read the pages holding these addresses afresh, in one system call (and

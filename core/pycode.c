@@ -56,7 +56,7 @@
 static char *
 read_unicode(struct py_reader *r, uint64_t addr)
 {
-	return pyobj_read_str(r->mc, &r->rt->off, addr, MAX_STRING);
+	return pyobj_read_str_current(r->mc, &r->rt->off, addr, MAX_STRING);
 }
 
 static uint8_t *
@@ -67,11 +67,11 @@ read_bytes(struct py_reader *r, uint64_t addr, size_t *lenp)
 	uint8_t *buf;
 
 	if (!mem_ptr_ok(addr, 8) ||
-	    rd_u64(r, addr + (uint64_t)o->bytes_size, &len) != 0 ||
+	    rd_current(r, addr + (uint64_t)o->bytes_size, &len, sizeof len) != 0 ||
 	    len > PYCODE_MAX_TABLE)
 		return NULL;
 	buf = xmalloc(len ? len : 1);
-	if (rd(r, addr + (uint64_t)o->bytes_sval, buf, len) != 0) {
+	if (rd_current(r, addr + (uint64_t)o->bytes_sval, buf, len) != 0) {
 		free(buf);
 		return NULL;
 	}
@@ -289,7 +289,7 @@ same_prints(struct py_reader *r, const struct code_info *c)
 	unsigned k;
 
 	for (k = 0; k < PYCODE_PRINTS; k++)
-		if (rd(r, print_addr(&r->rt->off, c, k), now, sizeof now) != 0 ||
+		if (rd_current(r, print_addr(&r->rt->off, c, k), now, sizeof now) != 0 ||
 		    memcmp(now, c->print[k], sizeof now) != 0)
 			return false;
 	return true;
@@ -331,7 +331,7 @@ pycode_get(struct py_reader *r, uint64_t addr, int64_t at)
 
 	if (csize > sizeof buf)
 		csize = sizeof buf;
-	if (rd(r, addr, buf, csize) != 0) {
+	if (rd_current(r, addr, buf, csize) != 0) {
 		if (c->addr == 0)
 			r->ncodes++;
 		pycode_clear(c);
@@ -402,16 +402,18 @@ pycode_get(struct py_reader *r, uint64_t addr, int64_t at)
 	c->table = read_bytes(r, c->p_table, &c->table_len);
 	/*
 	 * An empty name or qualname is a string read from a page copied
-	 * before the string was made there (strings and code objects are read
-	 * through the cache, and an import makes both by the hundred): the
-	 * compiler never makes one.  CI saw a module's frame "in " twice while
-	 * its process imported.  Not valid: its pages are read again.
+	 * before the string was made there: the compiler never makes one.
+	 * CI saw a module's frame "in " twice while its process imported,
+	 * when code objects and strings were read from any copy of their
+	 * pages, one made in an earlier try of the same `stack` among them
+	 * (now mem_cache_read_current: none older than the last expiry).  Not
+	 * valid: its pages are read again.
 	 */
 	c->valid = c->filename != NULL && c->name != NULL && c->name[0] != '\0' &&
 	    (c->qualname == NULL || c->qualname[0] != '\0') &&
 	    is_code_type(r, mem_field_u64(buf, o->object_type));
 	for (k = 0; k < PYCODE_PRINTS && c->valid; k++)
-		if (rd(r, print_addr(o, c, k), c->print[k], sizeof c->print[k]) != 0)
+		if (rd_current(r, print_addr(o, c, k), c->print[k], sizeof c->print[k]) != 0)
 			c->valid = false;
 	return c;
 }

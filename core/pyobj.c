@@ -51,9 +51,9 @@ append_utf8(struct sbuf *b, uint32_t c)
 	sbuf_addn(b, out, n);
 }
 
-char *
-pyobj_read_str(struct mem_cache *mc, const struct py_offsets *o, uint64_t addr,
-    size_t max_len)
+static char *
+read_str(struct mem_cache *mc, const struct py_offsets *o, uint64_t addr, size_t max_len,
+    int (*rd)(struct mem_cache *, uint64_t, void *, size_t))
 {
 	unsigned char hdr[PYOFF_UNICODE_SPAN];
 	uint32_t state, kind;
@@ -62,8 +62,7 @@ pyobj_read_str(struct mem_cache *mc, const struct py_offsets *o, uint64_t addr,
 	struct sbuf b = { 0 };
 	unsigned char *raw;
 
-	if (!mem_ptr_ok(addr, 8) || hsize > sizeof hdr ||
-	    mem_cache_read(mc, addr, hdr, hsize) != 0)
+	if (!mem_ptr_ok(addr, 8) || hsize > sizeof hdr || rd(mc, addr, hdr, hsize) != 0)
 		return NULL;
 	state = mem_field_u32(hdr, o->unicode_state);
 	len = mem_field_u64(hdr, o->unicode_length);
@@ -79,7 +78,7 @@ pyobj_read_str(struct mem_cache *mc, const struct py_offsets *o, uint64_t addr,
 	if (kind != 1 && kind != 2 && kind != 4)
 		return NULL;
 	raw = xmalloc(len * kind + 1);
-	if (mem_cache_read(mc, data, raw, len * kind) != 0) {
+	if (rd(mc, data, raw, len * kind) != 0) {
 		free(raw);
 		return NULL;
 	}
@@ -103,6 +102,20 @@ pyobj_read_str(struct mem_cache *mc, const struct py_offsets *o, uint64_t addr,
 	}
 	free(raw);
 	return sbuf_steal(&b);
+}
+
+char *
+pyobj_read_str(struct mem_cache *mc, const struct py_offsets *o, uint64_t addr,
+    size_t max_len)
+{
+	return read_str(mc, o, addr, max_len, mem_cache_read);
+}
+
+char *
+pyobj_read_str_current(struct mem_cache *mc, const struct py_offsets *o, uint64_t addr,
+    size_t max_len)
+{
+	return read_str(mc, o, addr, max_len, mem_cache_read_current);
 }
 
 static bool

@@ -45,6 +45,9 @@ struct pyobj_name {
 /* A str object as UTF-8 (malloc'd), at most max_len characters; else NULL. */
 char *pyobj_read_str(struct mem_cache *mc, const struct py_offsets *o, uint64_t addr,
     size_t max_len);
+/* The same, from pages copied since the cache's last expiry (mem_cache_read_current). */
+char *pyobj_read_str_current(struct mem_cache *mc, const struct py_offsets *o, uint64_t addr,
+    size_t max_len);
 
 /* The object at addr is a str (or of a subclass of str). */
 bool pyobj_is_str(struct pyobj *p, uint64_t addr);

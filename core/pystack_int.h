@@ -234,6 +234,13 @@ rd_fresh(struct py_reader *r, uint64_t addr, void *buf, size_t len)
 	return mem_cache_read_fresh(r->mc, addr, buf, len);
 }
 
+/* An object read once and kept by address: not from a page copied before the last expiry. */
+static inline int
+rd_current(struct py_reader *r, uint64_t addr, void *buf, size_t len)
+{
+	return mem_cache_read_current(r->mc, addr, buf, len);
+}
+
 static inline int
 rd_u64(struct py_reader *r, uint64_t addr, uint64_t *v)
 {

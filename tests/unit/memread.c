@@ -352,6 +352,33 @@ windows(void)
 	free(mem);
 }
 
+/* A current read: from a copy made since the last expiry, yet not live. */
+static void
+current_reads(void)
+{
+	unsigned char *mem = aligned_alloc(PAGE, PAGE);
+	struct mem_cache *mc = mem_cache_new(getpid(), 16);
+	uint64_t a = (uint64_t)(uintptr_t)mem, addrs[4], v = 0;
+	uint32_t lens[4];
+
+	memset(mem, 0, PAGE);
+	memcpy(mem + 64, &(uint64_t){ 1 }, 8);
+	ok(mem_cache_read(mc, a + 64, &v, 8) == 0 && v == 1, "a plain read caches the page");
+	memcpy(mem + 64, &(uint64_t){ 2 }, 8);
+	ok(mem_cache_read_current(mc, a + 64, &v, 8) == 0 && v == 1,
+	    "a current read is served by a copy of this expiry");
+	mem_cache_expire(mc);
+	ok(mem_cache_read(mc, a + 64, &v, 8) == 0 && v == 1, "after an expiry a plain read is still");
+	ok(mem_cache_read_current(mc, a + 64, &v, 8) == 0 && v == 2,
+	    "a current read reads the page again");
+	ok(mem_cache_pages(mc, addrs, lens, 4, true) == 0, "and the page is not live");
+	mem_cache_rank_reset(mc);
+	ok(mem_cache_read_current(mc, a + 64, &v, 8) == 0 && mem_cache_rank_max(mc) == 0,
+	    "nor ranked");
+	mem_cache_free(mc);
+	free(mem);
+}
+
 int
 main(void)
 {
@@ -362,5 +389,6 @@ main(void)
 	spans_on_one_page();
 	batch_ranks();
 	windows();
+	current_reads();
 	return done_testing();
 }
