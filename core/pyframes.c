@@ -1089,6 +1089,7 @@ heads_last(const struct py_reader *r, uint64_t *pages, uint32_t *lens, size_t np
 	size_t nts = 0, ncf = 0, i, k, n = 0;
 	int c;
 
+	/* up to two pages of each state (below) */
 	ts = r->nhints <= 16 ? sts : xmalloc(2 * r->nhints * sizeof *ts);
 	cf = r->nhints <= 32 ? scf : xmalloc(r->nhints * sizeof *cf);
 	for (i = 0; i < r->nhints; i++) {

@@ -217,17 +217,6 @@ same_interpreter(struct py_reader *r, uint64_t interp)
 	    &now) == 0 && now == interp;
 }
 
-/*
- * A sampler's tick: the threads of the last snapshot, if the list is
- * still theirs.  A thread state is linked both ways, a new one at the
- * head: a thread added makes the old head's prev non-NULL, one removed
- * rewrites a neighbour's link (or, the head removed, the next one's prev
- * to NULL), and a state freed and taken again by a new thread has another
- * thread id.  So when every state read holds the links and id it had, the
- * list is the one the interpreter's head leads to.  A change in the middle
- * of these reads is seen by the next tick, as with a read of the head.
- * False (and no threads) to read the list from the interpreter.
- */
 /* A new thread at the end of snap, zeroed; a slot used before keeps its frames' room. */
 static struct py_thread *
 push_thread(struct py_snapshot *snap)
@@ -245,6 +234,17 @@ push_thread(struct py_snapshot *snap)
 	return t;
 }
 
+/*
+ * A sampler's tick: the threads of the last snapshot, if the list is
+ * still theirs.  A thread state is linked both ways, a new one at the
+ * head: a thread added makes the old head's prev non-NULL, one removed
+ * rewrites a neighbour's link (or, the head removed, the next one's prev
+ * to NULL), and a state freed and taken again by a new thread has another
+ * thread id.  So when every state read holds the links and id it had, the
+ * list is the one the interpreter's head leads to.  A change in the middle
+ * of these reads is seen by the next tick, as with a read of the head.
+ * False (and no threads) to read the list from the interpreter.
+ */
 static bool
 known_list(struct py_reader *r, struct py_snapshot *snap)
 {
