@@ -20,6 +20,7 @@
 #define SYS_futex_nr	202	/* x86_64 */
 #define PREFETCH_PAGES	128	/* pages re-read at once by a no_proc snapshot */
 #define NOSTOP_TRIES	2	/* reads of a stack by a reader that may not stop it */
+#define PTHREAD_SPAN	2048	/* bytes of a struct pthread searched for its tid */
 
 struct tid_info {
 	pid_t tid;
@@ -33,51 +34,79 @@ struct tid_info {
 
 /*
  * 3.8–3.10 keep only the pthread_t (the address of glibc's struct pthread).
- * Find where that structure keeps the kernel tid by looking for an offset
- * at which every Python thread's struct pthread holds one of the process's
- * tids, the same offset for all.
+ * Find where that structure keeps the kernel tid: an offset at which every
+ * Python thread's struct pthread holds one of the process's tids, a
+ * different one for each struct.  Word-aligned offsets are tried first,
+ * then the others: the upper half of a pointer into the mappings near the
+ * top of the address space is 0x7fxx, a tid in that range once the pid
+ * counter wrapped, and struct pthread opens with pointers to itself, so
+ * without the "different" and the order every thread took that one tid.
+ * One struct alone proves an offset only by holding the pid (the main
+ * thread's tid); an offset it merely allows is used but not kept.
  */
-static void
+static int64_t
+pthread_tid_offset_in(const unsigned char *bufs, const bool *readable,
+    const struct py_thread *threads, size_t n, const struct tid_info *tids, size_t ntids,
+    pid_t pid, int64_t off, bool *proved)
+{
+	size_t i, j, nstructs = 0;
+	bool has_pid = false;
+
+	for (i = 0; i < n; i++) {
+		int32_t v;
+		bool found = false, first = true;
+
+		if (!readable[i])
+			continue;
+		v = mem_field_i32(bufs + i * PTHREAD_SPAN, off);
+		for (j = 0; j < ntids && !found; j++)
+			found = tids[j].tid == v;
+		if (!found)
+			return -1;
+		for (j = 0; j < i; j++) {
+			if (!readable[j])
+				continue;
+			if (threads[j].thread_id == threads[i].thread_id)
+				first = false;	/* two states of one OS thread */
+			else if (mem_field_i32(bufs + j * PTHREAD_SPAN, off) == v)
+				return -1;
+		}
+		nstructs += first;
+		has_pid |= v == pid;
+	}
+	*proved = nstructs >= 2 || has_pid;
+	return off;
+}
+
+static int64_t
 find_pthread_tid_offset(struct py_reader *r, struct py_thread *threads, size_t n,
     const struct tid_info *tids, size_t ntids)
 {
-	enum { SPAN = 2048 };
 	unsigned char *bufs;
-	bool *readable;
-	int64_t off;
-	size_t i, j, nread = 0;
+	bool *readable, proved = false;
+	int64_t off, found = -1;
+	size_t i, nread = 0;
+	int pass;
 
 	if (r->pthread_tid_off >= 0 || n == 0)
-		return;
-	bufs = xmalloc(n * SPAN);
+		return r->pthread_tid_off;
+	bufs = xmalloc(n * PTHREAD_SPAN);
 	readable = xcalloc(n, sizeof *readable);
 	for (i = 0; i < n; i++)
 		if (mem_ptr_ok(threads[i].thread_id, 8) &&
-		    rd(r, threads[i].thread_id, bufs + i * SPAN, SPAN) == 0) {
+		    rd(r, threads[i].thread_id, bufs + i * PTHREAD_SPAN, PTHREAD_SPAN) == 0) {
 			readable[i] = true;
 			nread++;
 		}
-	for (off = 0; nread > 0 && off + 4 <= SPAN; off += 4) {
-		bool all = true;
-
-		for (i = 0; i < n && all; i++) {
-			int32_t v;
-			bool found = false;
-
-			if (!readable[i])
-				continue;
-			v = mem_field_i32(bufs + i * SPAN, off);
-			for (j = 0; j < ntids && !found; j++)
-				found = tids[j].tid == v;
-			all = found;
-		}
-		if (all) {
-			r->pthread_tid_off = off;
-			break;
-		}
-	}
+	for (pass = 0; pass < 2 && nread > 0 && found < 0; pass++)
+		for (off = pass * 4; off + 4 <= PTHREAD_SPAN && found < 0; off += 8)
+			found = pthread_tid_offset_in(bufs, readable, threads, n, tids, ntids,
+			    r->rt->pid, off, &proved);
+	if (found >= 0 && proved)
+		r->pthread_tid_off = found;
 	free(readable);
 	free(bufs);
+	return found;
 }
 
 static struct tid_info *
@@ -462,11 +491,12 @@ py_reader_snapshot(struct py_reader *r, const struct py_snapshot_opts *opts,
 	for (i = 0; i < snap->nthreads && known; i++)
 		known = snap->threads[i].tid != 0;
 	if (o->tstate_native_thread_id == PYOFF_NONE && !known) {
-		find_pthread_tid_offset(r, snap->threads, snap->nthreads, tids, ntids);
-		for (i = 0; i < snap->nthreads && r->pthread_tid_off >= 0; i++) {
+		int64_t off = find_pthread_tid_offset(r, snap->threads, snap->nthreads, tids, ntids);
+
+		for (i = 0; i < snap->nthreads && off >= 0; i++) {
 			int32_t tid;
 
-			if (rd_fresh(r, snap->threads[i].thread_id + (uint64_t)r->pthread_tid_off,
+			if (rd_fresh(r, snap->threads[i].thread_id + (uint64_t)off,
 			    &tid, sizeof tid) == 0)
 				snap->threads[i].tid = tid;
 		}

@@ -72,3 +72,23 @@ def test_damaged_registry_leaves_os_names(python, launch, profiler, damage):
     assert {t.tid: t.name for t in dump.threads} == {t.tid: comm[t.tid] for t in dump.threads}
     assert len(dump.threads) == 3
     assert_no_agent(target.pid)
+
+
+def test_tids_when_a_tid_looks_like_a_pointer(python, launch, profiler):
+    """3.8–3.10 find each thread's tid in glibc's struct pthread.  With a
+    tid equal to the upper half of the struct's own address (common once
+    pids wrap at 32768), every thread once got that one tid: the TUI's
+    list lost its order, and `stack` named the wrong threads."""
+    target = launch("tid_collides.py", python, allow_output=True)
+    out, _ = target.output()
+    told = json.loads(out.splitlines()[0])
+    if not told["collided"]:
+        pytest.skip("no collision could be made: " + told["why"])
+    want = {int(tid): name for tid, name in told["threads"].items()}
+    for command in ("stack", "stack --native"):
+        result = profiler.cmd(target.pid, command)
+        assert result.code == 0 and result.stderr == "", result.describe()
+        dump = stackdump.parse(result.stdout)
+        got = {t.tid: t.name for t in dump.threads if t.tid in want}
+        assert got == want, "%s (%s)\n%s" % (command, told["why"], result.stdout)
+        assert dump.threads[0].name == "MainThread", command
