@@ -301,6 +301,49 @@ profile_add(struct profile *p, const struct sample *s)
 	profile_add_in(p, NULL, s);
 }
 
+/*
+ * The common case, Python frames alone, in one pass from the outermost
+ * frame: while the path is the last one's (each frame the same reading of
+ * the same code at the same depth), its nodes are the last path's, with no
+ * lookup.  The same as building the path and then walking it (below).
+ */
+static uint32_t
+add_python_path(struct profile *p, const struct py_thread *t, uint64_t weight_ns)
+{
+	size_t n = t->nframes, i;
+	uint32_t node = 0, id;
+	bool same = true;
+
+	if (n > p->alast || n > p->alast_node || n > p->alast_code) {
+		array_reserve(&p->last_path, &p->alast, n, sizeof *p->last_path);
+		array_reserve(&p->last_node, &p->alast_node, n, sizeof *p->last_node);
+		array_reserve(&p->last_code, &p->alast_code, n, sizeof *p->last_code);
+	}
+	for (i = 0; i < n; i++) {
+		const struct py_frame *f = &t->frames[n - 1 - i];
+		bool known = f->code_id != 0 && i < p->nlast && p->last_code[i] == f->code_id;
+
+		if (known && same) {
+			node = p->last_node[i];
+		} else {
+			id = known ? p->last_path[i] : py_frame_id(p, f);
+			if (same && i < p->nlast && p->last_path[i] == id) {
+				node = p->last_node[i];
+			} else {
+				same = false;	/* what follows differs */
+				node = child_of(p, node, id);
+				p->last_path[i] = id;
+				p->last_node[i] = node;
+			}
+			p->last_code[i] = f->code_id;
+		}
+		p->nodes[node].total++;
+		p->nodes[node].total_ns += weight_ns;
+	}
+	p->nlast = n;
+	return node;
+}
+
 void
 profile_add_in(struct profile *p, const char *process, const struct sample *s)
 {
@@ -308,6 +351,14 @@ profile_add_in(struct profile *p, const char *process, const struct sample *s)
 	size_t n = 0, i;
 	uint32_t node = 0;
 
+	if (process == NULL && !p->by_thread && t->nnative == 0) {
+		p->nodes[0].total++;
+		p->nodes[0].total_ns += s->weight_ns;
+		node = add_python_path(p, t, s->weight_ns);
+		p->nodes[node].self++;
+		p->nodes[node].self_ns += s->weight_ns;
+		return;
+	}
 	if (process != NULL)
 		path_push(p, &n, intern_kind(p, process, NULL, 0, false, false, true));
 	if (p->by_thread) {
