@@ -125,6 +125,7 @@ struct walk {
 	struct post_range want[POST_RANGES];
 	size_t nwant;
 	const struct post_read *pre;
+	struct stack_hint *h;	/* the thread's hint, if it has one */
 };
 
 static void __attribute__((noinline))
@@ -854,6 +855,30 @@ check_unchanged(struct py_reader *r, const struct py_thread *t, uint64_t frame0,
 	walk_torn(w, why, frame0);
 }
 
+/*
+ * A sampler's first read of a thread whose state has its data stack's
+ * fields on a page of their own (3.11.7's main thread: its state, in the
+ * runtime's static data, straddles a page, and they come last): take
+ * them from the thread's last read of them, and leave that page unread --
+ * one pin of ~4 a tick.  They serve the checks against tearing alone, and
+ * none of those goes wrong on older values: a callee sits where its
+ * caller ends whatever the top (slot_holds_other_call only checks fewer
+ * frames), the root chunk is never freed while its thread lives and an
+ * older chunk leads to it or is unreadable (check_base: torn, read
+ * again), and the full checks read the state's chunk afresh (a different
+ * one: torn, read again).  Every other read reads the whole state, and
+ * keeps what it found.
+ */
+static bool
+ds_known(const struct py_reader *r, const struct py_thread *t, const struct walk *w)
+{
+	uint64_t head_end = t->tstate + r->tstate_head_used - 1;
+
+	return w->pre != NULL && w->h != NULL && w->h->ds_thread != 0 &&
+	    w->h->ds_thread == t->thread_id && r->tstate_head_used < r->tstate_used &&
+	    (head_end ^ (t->tstate + r->tstate_used - 1)) >= 4096;
+}
+
 static void
 read_thread_frames_once(struct py_reader *r, struct py_thread *t, unsigned depth,
     struct walk *w)
@@ -875,14 +900,26 @@ read_thread_frames_once(struct py_reader *r, struct py_thread *t, unsigned depth
 	w->head_ts = w->head_cf = 0;
 	mem_cache_rank_reset(r->mc);
 	w->reads0 = mem_cache_reads(r->mc);
-	walk_note(w, t->tstate, tsize, false);
+	if (ds_known(r, t, w))
+		tsize = r->tstate_head_used;
+	walk_note(w, t->tstate, r->tstate_used, false);	/* a retry reads it whole, at once */
 	if (rd_fresh(r, t->tstate, ts, tsize) != 0)
 		return walk_torn(w, "the thread ended", t->tstate);
-	if (o->tstate_datastack_chunk != PYOFF_NONE)
-		chunk = mem_field_u64(ts, o->tstate_datastack_chunk);
-	ds.chunk = chunk;
-	if (o->tstate_datastack_top != PYOFF_NONE)
-		ds.top = mem_field_u64(ts, o->tstate_datastack_top);
+	if (tsize < r->tstate_used) {
+		ds.chunk = w->h->ds_chunk;
+		ds.top = w->h->ds_top;
+	} else {
+		if (o->tstate_datastack_chunk != PYOFF_NONE)
+			ds.chunk = mem_field_u64(ts, o->tstate_datastack_chunk);
+		if (o->tstate_datastack_top != PYOFF_NONE)
+			ds.top = mem_field_u64(ts, o->tstate_datastack_top);
+		if (w->h != NULL) {
+			w->h->ds_chunk = ds.chunk;
+			w->h->ds_top = ds.top;
+			w->h->ds_thread = t->thread_id;
+		}
+	}
+	chunk = ds.chunk;
 	if (o->frame_model != PY_FRAMES_OBJECTS) {
 		w->head_ts = t->tstate + (uint64_t)(o->tstate_cframe != PYOFF_NONE ?
 		    o->tstate_cframe : o->tstate_frame);
@@ -984,6 +1021,7 @@ find_hint(struct py_reader *r, uint64_t tstate)
 		h->tstate = tstate;
 		h->n = 0;
 		h->stop_useless = false;
+		h->ds_thread = 0;
 	}
 	if (h != NULL)
 		h->generation = r->generation;
@@ -1196,6 +1234,7 @@ pyframes_read(struct py_reader *r, struct py_thread *t, unsigned depth)
 	/* t->frames may hold an earlier read's frames, or a recycled slot's: its room is kept */
 	t->nframes = 0;
 	w.aframes = t->aframes;
+	w.h = h;
 	if (h != NULL) {
 		w.hint = h->addrs;
 		w.nhint = w.ahint = h->n;

@@ -20,7 +20,10 @@ workload only.  A reader that sees level3 without level2 and level1 below
 it, or frames that belong to none of these, has read a torn stack.
 
 The main thread parks in join(); "ready" is written once the churn thread
-is inside level3.  CPython 3.8+.
+is inside level3.  With CHURN_IN=main the main thread itself is "churn"
+(its stack then ends in churn main <module>): CPython 3.11.7 keeps its
+main thread's state in static data across a page boundary, and a
+sampler reads that state differently.  CPython 3.8+.
 """
 
 import asyncio
@@ -132,6 +135,11 @@ def churn():
 
 
 def main():
+    if os.environ.get("CHURN_IN") == "main":
+        threading.current_thread().name = "churn"
+        announce_when_parked([], lambda: None if STARTED.is_set() else "churn not started")
+        churn()
+        return
     thread = threading.Thread(target=churn, name="churn", daemon=True)
     joined = Spot(threading.main_thread(), __file__, "join")
     announce_when_parked([joined], lambda: None if STARTED.is_set() else "churn not started")
