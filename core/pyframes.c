@@ -125,7 +125,6 @@ struct walk {
 	struct post_range want[POST_RANGES];
 	size_t nwant;
 	const struct post_read *pre;
-	struct stack_hint *h;	/* the thread's hint, if it has one */
 };
 
 static void __attribute__((noinline))
@@ -426,6 +425,11 @@ struct dstack {
 	uint64_t chunk, top;
 };
 
+/* Where slot_holds_other_call checks: the chunk's data up to the top. */
+struct slot_bounds {
+	uint64_t lo, hi;
+};
+
 /*
  * 3.11–3.13: `callee` is the frame of the data stack read just before
  * `frame`, also of the data stack, with at most generator frames (in
@@ -441,21 +445,26 @@ struct dstack {
  * call_soon was).  Checked where both frames lie in the chunk the walk
  * began in, below its top then.
  */
-static bool
-slot_holds_other_call(const struct py_reader *r, const struct dstack *ds,
-    uint64_t frame, const struct code_info *c, uint64_t callee)
+static inline bool
+slot_holds_other_call(const struct slot_bounds *b, uint64_t frame, const struct code_info *c,
+    uint64_t callee)
 {
-	const struct py_offsets *o = &r->rt->off;
-	uint64_t data;
-
-	if (callee == 0 || ds->top == 0 || o->chunk_data == PYOFF_NONE)
-		return false;
-	data = ds->chunk + (uint64_t)o->chunk_data;
-	if (frame < data || callee < data || frame >= ds->top || callee >= ds->top)
+	if (callee == 0 || frame < b->lo || callee < b->lo || frame >= b->hi || callee >= b->hi)
 		return false;
 	if (frame >= callee)
 		return true;
 	return c->framesize > 0 && callee != frame + (uint64_t)c->framesize * 8;
+}
+
+/* The chunk's frames [lo, hi) the check above covers; none (0, 0) without a top. */
+static struct slot_bounds
+slot_bounds_of(const struct py_reader *r, const struct dstack *ds)
+{
+	const struct py_offsets *o = &r->rt->off;
+
+	if (ds->top == 0 || o->chunk_data == PYOFF_NONE)
+		return (struct slot_bounds){ 0, 0 };
+	return (struct slot_bounds){ ds->chunk + (uint64_t)o->chunk_data, ds->top };
 }
 
 /*
@@ -495,6 +504,18 @@ walk_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
     struct mem_window *win)
 {
 	const struct py_offsets *o = &r->rt->off;
+	/*
+	 * The layout in locals: this loop runs for every frame of every
+	 * tick, and each store into the snapshot would make the compiler
+	 * load them from *o again.  PYOFF_NONE equals no owner byte.
+	 */
+	const int64_t at_back = o->frame_back, at_code = o->frame_code, at_instr = o->frame_lasti;
+	const int64_t at_owner = o->frame_owner, at_entry = o->frame_is_entry;
+	const int64_t by_thread = o->frame_owned_by_thread, by_cstack = o->frame_owned_by_cstack;
+	const int64_t by_interp = o->frame_owned_by_interpreter;
+	const uint64_t code_tags = o->frame_code_tags, adaptive = (uint64_t)o->code_code_adaptive;
+	const bool check = r->check;
+	const struct slot_bounds slots = check ? slot_bounds_of(r, ds) : (struct slot_bounds){ 0, 0 };
 	unsigned char buf[PYOFF_FRAME_SPAN];
 	size_t fsize = (size_t)o->frame_size;
 	unsigned steps = 0;
@@ -524,23 +545,25 @@ walk_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
 		    rd_fresh(r, frame, (void *)(fp = buf), fsize) != 0))
 			return walk_torn(w, "a frame became unreadable", frame);
 		/* every field now: a later read may bring a newer copy of its page */
-		back = mem_field_u64(fp, o->frame_back);
-		code = mem_field_u64(fp, o->frame_code) & ~o->frame_code_tags;
-		instr = mem_field_u64(fp, o->frame_lasti);
-		owner = fp[o->frame_owner];
-		is_entry = o->frame_is_entry != PYOFF_NONE && fp[o->frame_is_entry];
+		back = mem_field_u64(fp, at_back);
+		code = mem_field_u64(fp, at_code) & ~code_tags;
+		instr = mem_field_u64(fp, at_instr);
+		owner = fp[at_owner];
+		is_entry = at_entry != PYOFF_NONE && fp[at_entry];
 		walk_note(w, frame, fsize, true);
 		last = frame;
-		if (r->check && steps == 1 && owner == o->frame_owned_by_thread) {
+		if (check && steps == 1 && owner == by_thread) {
 			/* checked after the walk, with the state (check_unchanged) */
 			w->inner = frame;
 			w->inner_back = back;
-			w->inner_code = mem_field_u64(fp, o->frame_code);
+			w->inner_code = mem_field_u64(fp, at_code);
 			w->inner_size = fsize;
 		}
-		if (r->check && (why = frame_off_chain(r, frame, owner, steps == 1)) != NULL)
+		/* a thread's own frame is never off its chain (frame_off_chain) */
+		if (check && owner != by_thread &&
+		    (why = frame_off_chain(r, frame, owner, steps == 1)) != NULL)
 			return walk_torn(w, why, frame);
-		if (is_shim(o, owner)) {
+		if (owner == by_cstack || owner == by_interp) {	/* is_shim() */
 			/*
 			 * 3.12+: a shim frame below each C call's first frame:
 			 * FRAME_OWNED_BY_CSTACK in 3.12–3.13,
@@ -555,7 +578,7 @@ walk_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
 			continue;
 		}
 		/* 3.14: f_executable is a _PyStackRef; its low bits are tags (code, above). */
-		addrq = (int64_t)(instr - (code + (uint64_t)o->code_code_adaptive));
+		addrq = (int64_t)(instr - (code + adaptive));
 		/* a frame that runs outside the bytecode a cached code had: checked now */
 		c = pycode_frame(r, frame, code, addrq,
 		    addrq < 0 || addrq > (int64_t)PYCODE_MAX_TABLE * 8 ? -1 : addrq, &line);
@@ -568,18 +591,19 @@ walk_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
 			 * frame, now the locals of other C calls, read on
 			 * through whatever pointers they hold.
 			 */
-			if (r->check && o->version_hex < 0x030E0000)
+			if (check && o->version_hex < 0x030E0000)
 				return bad_code(w, c, frame);
 			/* 3.14+: f_executable may be something other than code. */
 			callee = 0;
 			frame = back;
 			continue;
 		}
-		if (r->check && owner == o->frame_owned_by_thread &&
-		    slot_holds_other_call(r, ds, frame, c, callee))
-			return walk_torn(w, "a frame's slot holds another call than its callee's caller", frame);
-		if (owner == o->frame_owned_by_thread)
+		if (owner == by_thread) {
+			if (check && slot_holds_other_call(&slots, frame, c, callee))
+				return walk_torn(w, "a frame's slot holds another call than its callee's "
+				    "caller", frame);
 			callee = frame;
+		}
 		if (c->shim) {	/* checked as a callee above, never shown */
 			frame = back;
 			continue;
@@ -587,8 +611,8 @@ walk_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
 		push_frame(r, t, &w->aframes, c, line, is_entry);
 		*base = frame;
 		if (data != 0 && (frame == data || frame == data + 8) &&
-		    owner == o->frame_owned_by_thread && root_chunk(r, ds)) {
-			owner = (int)o->frame_owned_by_cstack;	/* the chain ends in its shim */
+		    owner == by_thread && root_chunk(r, ds)) {
+			owner = (int)by_cstack;	/* the chain ends in its shim */
 			break;
 		}
 		frame = back;
@@ -855,30 +879,6 @@ check_unchanged(struct py_reader *r, const struct py_thread *t, uint64_t frame0,
 	walk_torn(w, why, frame0);
 }
 
-/*
- * A sampler's first read of a thread whose state has its data stack's
- * fields on a page of their own (3.11.7's main thread: its state, in the
- * runtime's static data, straddles a page, and they come last): take
- * them from the thread's last read of them, and leave that page unread --
- * one pin of ~4 a tick.  They serve the checks against tearing alone, and
- * none of those goes wrong on older values: a callee sits where its
- * caller ends whatever the top (slot_holds_other_call only checks fewer
- * frames), the root chunk is never freed while its thread lives and an
- * older chunk leads to it or is unreadable (check_base: torn, read
- * again), and the full checks read the state's chunk afresh (a different
- * one: torn, read again).  Every other read reads the whole state, and
- * keeps what it found.
- */
-static bool
-ds_known(const struct py_reader *r, const struct py_thread *t, const struct walk *w)
-{
-	uint64_t head_end = t->tstate + r->tstate_head_used - 1;
-
-	return w->pre != NULL && w->h != NULL && w->h->ds_thread != 0 &&
-	    w->h->ds_thread == t->thread_id && r->tstate_head_used < r->tstate_used &&
-	    (head_end ^ (t->tstate + r->tstate_used - 1)) >= 4096;
-}
-
 static void
 read_thread_frames_once(struct py_reader *r, struct py_thread *t, unsigned depth,
     struct walk *w)
@@ -900,26 +900,14 @@ read_thread_frames_once(struct py_reader *r, struct py_thread *t, unsigned depth
 	w->head_ts = w->head_cf = 0;
 	mem_cache_rank_reset(r->mc);
 	w->reads0 = mem_cache_reads(r->mc);
-	if (ds_known(r, t, w))
-		tsize = r->tstate_head_used;
-	walk_note(w, t->tstate, r->tstate_used, false);	/* a retry reads it whole, at once */
+	walk_note(w, t->tstate, tsize, false);
 	if (rd_fresh(r, t->tstate, ts, tsize) != 0)
 		return walk_torn(w, "the thread ended", t->tstate);
-	if (tsize < r->tstate_used) {
-		ds.chunk = w->h->ds_chunk;
-		ds.top = w->h->ds_top;
-	} else {
-		if (o->tstate_datastack_chunk != PYOFF_NONE)
-			ds.chunk = mem_field_u64(ts, o->tstate_datastack_chunk);
-		if (o->tstate_datastack_top != PYOFF_NONE)
-			ds.top = mem_field_u64(ts, o->tstate_datastack_top);
-		if (w->h != NULL) {
-			w->h->ds_chunk = ds.chunk;
-			w->h->ds_top = ds.top;
-			w->h->ds_thread = t->thread_id;
-		}
-	}
-	chunk = ds.chunk;
+	if (o->tstate_datastack_chunk != PYOFF_NONE)
+		chunk = mem_field_u64(ts, o->tstate_datastack_chunk);
+	ds.chunk = chunk;
+	if (o->tstate_datastack_top != PYOFF_NONE)
+		ds.top = mem_field_u64(ts, o->tstate_datastack_top);
 	if (o->frame_model != PY_FRAMES_OBJECTS) {
 		w->head_ts = t->tstate + (uint64_t)(o->tstate_cframe != PYOFF_NONE ?
 		    o->tstate_cframe : o->tstate_frame);
@@ -1021,7 +1009,6 @@ find_hint(struct py_reader *r, uint64_t tstate)
 		h->tstate = tstate;
 		h->n = 0;
 		h->stop_useless = false;
-		h->ds_thread = 0;
 	}
 	if (h != NULL)
 		h->generation = r->generation;
@@ -1234,7 +1221,6 @@ pyframes_read(struct py_reader *r, struct py_thread *t, unsigned depth)
 	/* t->frames may hold an earlier read's frames, or a recycled slot's: its room is kept */
 	t->nframes = 0;
 	w.aframes = t->aframes;
-	w.h = h;
 	if (h != NULL) {
 		w.hint = h->addrs;
 		w.nhint = w.ahint = h->n;

@@ -97,7 +97,6 @@ struct py_reader {
 	unsigned generation;		/* snapshot serial number */
 	uint64_t tick_ns;		/* when this snapshot began (now_ns) */
 	size_t tstate_used;		/* py_offsets_tstate_used(), once */
-	size_t tstate_head_used;	/* py_offsets_tstate_head_used(), once */
 	struct py_snapshot *snap;	/* the one being taken */
 	struct py_snapshot *spare;	/* one recycled, for the next (py_reader_recycle) */
 	int64_t pthread_tid_off;	/* 3.8–3.10: struct pthread's tid */
@@ -193,12 +192,6 @@ struct py_reader {
 		/* scratch kept between its reads: the frames seen, the depth last read */
 		uint64_t *seen;
 		size_t aseen, depth;
-		/*
-		 * 3.11+: its data stack's chunk and top as last read from
-		 * the state, and the thread (id) they were read for, 0 if
-		 * none (read_thread_frames_once).
-		 */
-		uint64_t ds_chunk, ds_top, ds_thread;
 	} *hints;
 	size_t nhints, ahints;
 	/* mem_cache_reads() right after a sampler's batch (pyframes_prefetch) */
