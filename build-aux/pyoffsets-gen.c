@@ -330,6 +330,7 @@ main(int argc, char **argv)
 	field("gen_state_executing", (long long)FRAME_EXECUTING);
 	field("chunk_previous", OFF(_PyStackChunk, previous));
 	field("chunk_data", OFF(_PyStackChunk, data));
+	field("chunk_size", OFF(_PyStackChunk, size));
 	none("frame_state");
 	none("frame_state_running");
 	none("frame_state_unwinding");
@@ -347,6 +348,7 @@ main(int argc, char **argv)
 	none("gen_state_executing");
 	none("chunk_previous");
 	none("chunk_data");
+	none("chunk_size");
 #if PY_VERSION_HEX >= 0x030A0000
 	field("frame_state", OFF(PyFrameObject, f_state));
 	field("frame_state_running", (long long)FRAME_EXECUTING);

@@ -375,6 +375,7 @@ dbg_defaults(struct py_offsets *o, uint32_t hex, const char *version,
 	o->gen_state_executing = hdr ? hdr->gen_state_executing : PYOFF_NONE;
 	o->chunk_previous = hdr ? hdr->chunk_previous : PYOFF_NONE;
 	o->chunk_data = hdr ? hdr->chunk_data : PYOFF_NONE;
+	o->chunk_size = hdr ? hdr->chunk_size : PYOFF_NONE;
 	/* pyframes' check that a callee sits where its caller's frame ends. */
 	o->tstate_datastack_top = hdr ? hdr->tstate_datastack_top : PYOFF_NONE;
 	o->code_framesize = hdr ? hdr->code_framesize : PYOFF_NONE;

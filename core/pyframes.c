@@ -443,7 +443,7 @@ struct slot_bounds {
  * points at now holds another call: one from another caller
  * (asyncio.sleep, called from a coroutine, where the event loop's
  * call_soon was).  Checked where both frames lie in the chunk the walk
- * began in, below its top then.
+ * began in (slot_bounds_of).
  */
 static inline bool
 slot_holds_other_call(const struct slot_bounds *b, uint64_t frame, const struct code_info *c,
@@ -456,15 +456,34 @@ slot_holds_other_call(const struct slot_bounds *b, uint64_t frame, const struct 
 	return c->framesize > 0 && callee != frame + (uint64_t)c->framesize * 8;
 }
 
-/* The chunk's frames [lo, hi) the check above covers; none (0, 0) without a top. */
+/*
+ * Where the check above applies: the chunk the walk began in, from its
+ * data to its end -- not only below the top the state showed.  That copy
+ * of the state may be older than the frames' (a page of frames read after
+ * it), and a caller's slot on a page copied forward is copied before its
+ * callees above it: copied just before the thread pushed into it, it still
+ * holds the frame that was there, above that top.  3.11 coroutines in the
+ * main thread showed `sleep` (its frame made there, then moved into its
+ * coroutine) in the slot where `call_soon` ran, under _call_soon.  A
+ * consistent chain passes the check above the top all the same.  The top
+ * bounds it when the chunk's size cannot be read; none (0, 0) without one.
+ */
+#define CHUNK_SIZE_MAX	(1ull << 30)
+
 static struct slot_bounds
-slot_bounds_of(const struct py_reader *r, const struct dstack *ds)
+slot_bounds_of(struct py_reader *r, const struct dstack *ds)
 {
 	const struct py_offsets *o = &r->rt->off;
+	uint64_t lo, size = 0;
 
 	if (ds->top == 0 || o->chunk_data == PYOFF_NONE)
 		return (struct slot_bounds){ 0, 0 };
-	return (struct slot_bounds){ ds->chunk + (uint64_t)o->chunk_data, ds->top };
+	lo = ds->chunk + (uint64_t)o->chunk_data;
+	if (o->chunk_size != PYOFF_NONE && mem_ptr_ok(ds->chunk, 8) &&
+	    rd(r, ds->chunk + (uint64_t)o->chunk_size, &size, sizeof size) == 0 &&
+	    size <= CHUNK_SIZE_MAX && ds->chunk + size >= ds->top)
+		return (struct slot_bounds){ lo, ds->chunk + size };
+	return (struct slot_bounds){ lo, ds->top };
 }
 
 /*

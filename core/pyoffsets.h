@@ -138,6 +138,7 @@ struct py_offsets {
 	/* 3.11+ _PyStackChunk: a thread's data stack, root chunk first */
 	int64_t chunk_previous;
 	int64_t chunk_data;
+	int64_t chunk_size;	/* its size in bytes, header included */
 	/*
 	 * 3.8–3.10: whether a frame still runs, the one sign of a frame that
 	 * returned or a generator that yielded under a read (1 byte: 3.8–3.9

@@ -457,7 +457,7 @@ pyruntime_dump_offsets(const struct py_offsets *o, FILE *out, const char *prefix
 	I64(frame_size); I64(frame_back); I64(frame_code); I64(frame_lasti); I64(frame_is_entry);
 	I64(frame_owner); I64(frame_owned_by_cstack); I64(frame_owned_by_generator);
 	I64(frame_owned_by_thread); I64(gen_frame_state); I64(gen_state_executing);
-	I64(chunk_previous); I64(chunk_data);
+	I64(chunk_previous); I64(chunk_data); I64(chunk_size);
 	I64(frame_state); I64(frame_state_running); I64(frame_state_unwinding);
 	I64(code_size); I64(code_filename); I64(code_name); I64(code_qualname);
 	I64(code_firstlineno); I64(code_linetable); I64(code_code_adaptive); I64(code_framesize); I64(code_flags);
