@@ -2,11 +2,23 @@
 
 #include "core/linetable.h"
 
+#include <limits.h>
 #include <stdbool.h>
+
+/*
+ * Lines add up in 64 bits: a code object read torn (the sampler does not
+ * stop the target) may carry any firstlineno, and a signed int overflow
+ * is undefined.  A sum out of an int's range is no line: 0.
+ */
+static int
+line_of(int64_t line)
+{
+	return line >= INT_MIN && line <= INT_MAX ? (int)line : 0;
+}
 
 /* 3.8–3.9: Objects/lnotab_notes.txt */
 static int
-lnotab_line(const uint8_t *p, size_t len, int line, int64_t addrq)
+lnotab_line(const uint8_t *p, size_t len, int64_t line, int64_t addrq)
 {
 	int64_t addr = 0;
 	size_t i;
@@ -17,15 +29,14 @@ lnotab_line(const uint8_t *p, size_t len, int line, int64_t addrq)
 			break;
 		line += (int8_t)p[i + 1];
 	}
-	return line;
+	return line_of(line);
 }
 
 /* 3.10: Objects/lnotab_notes.txt, the "linetable" format. */
 static int
-linetable310_line(const uint8_t *p, size_t len, int line, int64_t addrq)
+linetable310_line(const uint8_t *p, size_t len, int64_t line, int64_t addrq)
 {
-	int64_t start = 0, end = 0;
-	int computed = line, ar_line = -1;
+	int64_t start = 0, end = 0, computed = line, ar_line = -1;
 	size_t i;
 
 	for (i = 0; i + 1 < len; i += 2) {
@@ -38,7 +49,7 @@ linetable310_line(const uint8_t *p, size_t len, int line, int64_t addrq)
 			ar_line = computed;
 		}
 		if (start <= addrq && addrq < end)
-			return ar_line < 0 ? 0 : ar_line;
+			return ar_line < 0 ? 0 : line_of(ar_line);
 	}
 	return 0;
 }
@@ -79,16 +90,16 @@ read_svarint(const uint8_t **pp, const uint8_t *limit, int *out)
 
 /* 3.11+: Objects/locations.md */
 static int
-locations_line(const uint8_t *p, size_t len, int line, int64_t addrq)
+locations_line(const uint8_t *p, size_t len, int64_t line, int64_t addrq)
 {
 	const uint8_t *limit = p + len;
-	int64_t start, end = 0;
-	int computed = line;
+	int64_t start, end = 0, computed = line;
 
 	while (p < limit) {
 		uint8_t b = *p;
 		unsigned code = (b >> 3) & 15;
-		int delta = 0, ar_line;
+		int delta = 0;
+		int64_t ar_line;
 		const uint8_t *q = p + 1;
 
 		if (!(b & 128))
@@ -108,7 +119,7 @@ locations_line(const uint8_t *p, size_t len, int line, int64_t addrq)
 			ar_line = computed;
 		}
 		if (start <= addrq && addrq < end)
-			return ar_line < 0 ? 0 : ar_line;
+			return ar_line < 0 ? 0 : line_of(ar_line);
 		/* The next entry starts at the next byte with the top bit set. */
 		p++;
 		while (p < limit && !(*p & 128))

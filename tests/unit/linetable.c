@@ -5,6 +5,7 @@
  */
 #include "config.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,6 +78,21 @@ main(void)
 	ok(linetable_line(0x030c00f0, (const uint8_t *)"", 0, 9, -2) == 9, "3.12 negative offset");
 	/* A corrupt table gives no line, never a crash. */
 	ok(linetable_line(0x030c00f0, (const uint8_t *)"\x01\x02", 2, 9, 4) == 0, "3.12 corrupt table");
+	/*
+	 * A code object read torn may carry any co_firstlineno: adding the
+	 * table's deltas must not overflow (UBSan fails these if it does),
+	 * and a line out of range is none.
+	 */
+	ok(linetable_line(0x030800f0, (const uint8_t *)"\x00\x05", 2, INT_MAX, 0) == 0,
+	    "3.8 torn firstlineno INT_MAX");
+	ok(linetable_line(0x030800f0, (const uint8_t *)"\x00\xfb", 2, INT_MIN, 0) == 0,
+	    "3.8 torn firstlineno INT_MIN");
+	ok(linetable_line(0x030a00f0, (const uint8_t *)"\x02\x05", 2, INT_MAX, 0) == 0,
+	    "3.10 torn firstlineno INT_MAX");
+	ok(linetable_line(0x030b00f0, (const uint8_t *)"\xd8\x00", 2, INT_MAX, 0) == 0,
+	    "3.11 torn firstlineno INT_MAX");
+	ok(linetable_line(0x030b00f0, (const uint8_t *)"\xd8\x00", 2, 41, 0) == 42,
+	    "3.11 one-line entry adds one");
 
 	if (list == NULL || srcdir == NULL || (f = fopen(list, "r")) == NULL) {
 		skip("FP_PYTHONS/FP_SRCDIR not set", "real line tables");
