@@ -692,6 +692,18 @@ mem_cache_peek_fresh(struct mem_cache *mc, uint64_t addr, size_t len)
 }
 
 const void *
+mem_cache_peek(const struct mem_cache *mc, uint64_t addr, size_t len)
+{
+	const struct mem_page *p = page_at(mc, addr / PAGE);
+	size_t off = (size_t)(addr % PAGE);
+
+	if (p == NULL || !p->loaded || p->pending || !p->ok || off < p->lo || off + len > p->hi ||
+	    p->epoch != mc->epoch)
+		return NULL;
+	return p->data + off;
+}
+
+const void *
 mem_cache_peek_window(struct mem_cache *mc, uint64_t addr, size_t len, struct mem_window *w)
 {
 	const unsigned char *at;

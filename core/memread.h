@@ -139,6 +139,12 @@ void mem_cache_rank_reset(struct mem_cache *mc);
  */
 const void *mem_cache_peek_fresh(struct mem_cache *mc, uint64_t addr, size_t len);
 /*
+ * The same look, and nothing else: the page is not marked live, used or
+ * served (its rank does not count).  For copying what a walk has read
+ * already.
+ */
+const void *mem_cache_peek(const struct mem_cache *mc, uint64_t addr, size_t len);
+/*
  * A walk's frames lie one after another on a page: mem_cache_peek_window
  * is mem_cache_peek_fresh that also opens a window on the page, and
  * mem_window_peek serves the next frames on it with a bounds check

@@ -109,7 +109,20 @@ struct walk {
 	 */
 	uint64_t inner, inner_back, inner_code;
 	size_t inner_size;
-	bool inner_torn;
+	/*
+	 * 3.11+: the link (f_back's address) of the first frame of the
+	 * thread's own but the innermost whose caller is not one -- a
+	 * generator's frame, an entry shim -- and the caller it named: read
+	 * again with the innermost (read_checks).  A frame's link is written
+	 * when its evaluation starts, after the rest of it; the page holding
+	 * it is copied forward, so the frame can be copied before the link
+	 * was written and its callees above it after they were pushed -- the
+	 * old link then names whatever the slot held (3.11 coroutines:
+	 * call_soon, called from the C task, linked to the `sleep` coroutine
+	 * whose __sleep0 was made in that slot), and nothing else tells.  A
+	 * caller of the thread's own sits where the slot check looks.
+	 */
+	uint64_t link_at, link_was;
 	/*
 	 * 3.11+: the addresses the walk took its head from: the state's
 	 * cframe (3.11-3.12) or current frame, and 3.11-3.12 that cframe's
@@ -125,6 +138,8 @@ struct walk {
 	struct post_range want[POST_RANGES];
 	size_t nwant;
 	const struct post_read *pre;
+	struct stack_hint *h;	/* the thread's hint, if it has one */
+	bool ds_guess;		/* its data stack's fields are h's (ds_known) */
 };
 
 static void __attribute__((noinline))
@@ -258,7 +273,8 @@ read_frame_objects(struct py_reader *r, struct py_thread *t, uint64_t frame,
 		fsize = sizeof buf;
 	while (frame != 0) {
 		struct code_info *c;
-		int lasti, line;
+		int64_t lasti;	/* a torn read may hold any i32: doubled, it fits */
+		int line;
 
 		if (t->nframes >= depth) {
 			t->error = xasprintf("stack deeper than %u frames: cut", depth);
@@ -425,7 +441,7 @@ struct dstack {
 	uint64_t chunk, top;
 };
 
-/* Where slot_holds_other_call checks: the chunk's data up to the top. */
+/* Where slot_holds_other_call checks: the chunk's data to its end (slot_bounds_of). */
 struct slot_bounds {
 	uint64_t lo, hi;
 };
@@ -449,7 +465,10 @@ static inline bool
 slot_holds_other_call(const struct slot_bounds *b, uint64_t frame, const struct code_info *c,
     uint64_t callee)
 {
-	if (callee == 0 || frame < b->lo || callee < b->lo || frame >= b->hi || callee >= b->hi)
+	uint64_t span = b->hi - b->lo;
+
+	/* unsigned: an address below lo, callee 0 included, wraps above the span */
+	if (frame - b->lo >= span || callee - b->lo >= span)
 		return false;
 	if (frame >= callee)
 		return true;
@@ -467,6 +486,12 @@ slot_holds_other_call(const struct slot_bounds *b, uint64_t frame, const struct 
  * coroutine) in the slot where `call_soon` ran, under _call_soon.  A
  * consistent chain passes the check above the top all the same.  The top
  * bounds it when the chunk's size cannot be read; none (0, 0) without one.
+ * The size is a plain read: the chunk's header page is walked with its
+ * first frames and so stays in a sampler's batch (live pages are read
+ * again each tick); one whose walk stops short of it keeps it live by
+ * this read.  A stale size from a chunk reused at that address only
+ * moves the bound: too low checks fewer frames, too high may call a
+ * consistent walk torn (read again), never the reverse.
  */
 #define CHUNK_SIZE_MAX	(1ull << 30)
 
@@ -481,9 +506,9 @@ slot_bounds_of(struct py_reader *r, const struct dstack *ds)
 	lo = ds->chunk + (uint64_t)o->chunk_data;
 	if (o->chunk_size != PYOFF_NONE && mem_ptr_ok(ds->chunk, 8) &&
 	    rd(r, ds->chunk + (uint64_t)o->chunk_size, &size, sizeof size) == 0 &&
-	    size <= CHUNK_SIZE_MAX && ds->chunk + size >= ds->top)
+	    size <= CHUNK_SIZE_MAX && ds->chunk + size >= ds->top && ds->chunk + size > lo)
 		return (struct slot_bounds){ lo, ds->chunk + size };
-	return (struct slot_bounds){ lo, ds->top };
+	return ds->top > lo ? (struct slot_bounds){ lo, ds->top } : (struct slot_bounds){ 0, 0 };
 }
 
 /*
@@ -516,6 +541,185 @@ root_chunk(struct py_reader *r, const struct dstack *ds)
 	    sizeof previous) == 0 && previous == 0;
 }
 
+/*
+ * 3.11+: frames taken from a run (struct frame_run).  A sampler's tick
+ * reads a stack whose frames below the innermost have not moved, and took
+ * each of them apart again: ~200 instructions a frame, most of a 30-deep
+ * tick's own work.  A walk records the frames of the thread's own that it
+ * reads one below the other (run_record) and keeps them, with the bytes of
+ * the stack they lie in (run_save).  A later walk that reaches one of them
+ * compares the bytes from the lowest up to that frame's header with the
+ * ones kept (run_reuse).  The same bytes are the same fields for every
+ * frame there -- links, code, offsets, owner -- so reading them would make
+ * the same frames, lines and checks of them, as long as what else those
+ * depend on is the same too: each code object still trusted as
+ * pycode_frame trusts it (the same reading of it: its serial), the slot
+ * check's bounds, the thread's root frame not among them (it ends the
+ * walk).  The one check that involves a frame outside the run, the slot of
+ * the highest reused frame against the callee the walk comes from, is
+ * made.  Nothing is taken from an earlier tick that this tick's bytes do
+ * not say.
+ */
+#define RUN_BYTES_MAX	(64u * 1024)
+#define RUN_TRIES	2	/* reuses tried a walk: a frame whose call moved fails one */
+
+enum { REC_NONE, REC_OPEN, REC_SHUT };
+
+/*
+ * A frame the walk made of its bytes, just pushed (t's last); a frame that
+ * is not a thread's own, or not below the last, ends the run.
+ */
+static inline void
+run_record(struct frame_run *rec, int *state, uint64_t addr, const struct run_frame *f,
+    const struct py_thread *t, size_t fsize)
+{
+	if (*state == REC_SHUT)
+		return;
+	if (rec->n > 0 && (addr >= rec->addr[rec->n - 1] ||
+	    rec->addr[0] + fsize - addr > RUN_BYTES_MAX)) {
+		*state = REC_SHUT;
+		return;
+	}
+	if (rec->n == rec->a) {
+		size_t a = rec->a;
+
+		array_reserve(&rec->addr, &a, rec->n + 1, sizeof *rec->addr);
+		a = rec->a;
+		array_reserve(&rec->pf, &a, rec->n + 1, sizeof *rec->pf);
+		a = rec->a;
+		array_reserve(&rec->f, &a, rec->n + 1, sizeof *rec->f);
+		rec->a = a;
+	}
+	rec->addr[rec->n] = addr;
+	rec->pf[rec->n] = t->frames[t->nframes - 1];
+	rec->f[rec->n++] = *f;
+	*state = REC_OPEN;
+}
+
+/* Each page part of [lo, end): *next is where this one ends. */
+static inline uint64_t
+run_page_end(uint64_t a, uint64_t end)
+{
+	uint64_t next = (a | 4095u) + 1;
+
+	return next < end ? next : end;
+}
+
+/* After a walk that reused nothing: keep what it recorded, with its bytes. */
+static void
+run_save(struct py_reader *r, struct stack_hint *h, size_t fsize, const struct slot_bounds *slots,
+    bool check)
+{
+	const struct py_offsets *o = &r->rt->off;
+	struct frame_run *rec = &h->rec, old;
+	uint64_t lo, end, a, next;
+	size_t k;
+
+	if (rec->n < 2)
+		return;
+	lo = rec->addr[rec->n - 1];
+	end = rec->addr[0] + fsize;
+	array_reserve(&rec->bytes, &rec->abytes, (size_t)(end - lo), 1);
+	for (a = lo; a < end; a = next) {
+		const void *p;
+
+		next = run_page_end(a, end);
+		if ((p = mem_cache_peek(r->mc, a, (size_t)(next - a))) == NULL)
+			return;
+		memcpy(rec->bytes + (a - lo), p, (size_t)(next - a));
+	}
+	/* The bytes the walk read: a page read again since (a frame out of its extent) differs. */
+	for (k = 0; k < rec->n; k++) {
+		const struct run_frame *f = &rec->f[k];
+		const unsigned char *fp = rec->bytes + (rec->addr[k] - lo);
+
+		if (mem_field_u64(fp, o->frame_back) != f->back ||
+		    (mem_field_u64(fp, o->frame_code) & ~o->frame_code_tags) != f->code ||
+		    mem_field_u64(fp, o->frame_lasti) != f->instr || fp[o->frame_owner] != f->owner ||
+		    (o->frame_is_entry != PYOFF_NONE && (fp[o->frame_is_entry] != 0) != f->entry))
+			return;
+	}
+	rec->slot_lo = slots->lo;
+	rec->slot_hi = slots->hi;
+	rec->check = check;
+	rec->moved = r->codes_moved;
+	old = h->run;
+	h->run = *rec;
+	*rec = old;
+}
+
+/*
+ * The walk is at `frame`, the next to read, with room for `room` more
+ * frames: if the run holds it and the bytes below it are unchanged, push
+ * it and the run's frames below it, note them read, and return how many;
+ * else 0 (nothing done that matters: the walk reads on).
+ */
+static size_t
+run_reuse(struct py_reader *r, struct py_thread *t, struct walk *w, const struct frame_run *run,
+    uint64_t frame, size_t fsize, size_t room, const struct slot_bounds *slots, bool check,
+    uint64_t data, uint64_t callee)
+{
+	uint64_t lo = run->addr[run->n - 1], end = frame + fsize, a, next;
+	const struct code_info *prev = NULL;
+	size_t i = 0, j = run->n, k, count;
+
+	while (i < j) {	/* the first at or below frame: highest address first */
+		size_t mid = (i + j) / 2;
+
+		if (run->addr[mid] > frame)
+			i = mid + 1;
+		else
+			j = mid;
+	}
+	if (i == run->n || run->addr[i] != frame)
+		return 0;
+	count = run->n - i;
+	if (count > room || run->moved != r->codes_moved || run->check != check ||
+	    run->slot_lo != slots->lo || run->slot_hi != slots->hi ||
+	    (data != 0 && data + 8 >= lo && data <= frame))
+		return 0;
+	for (k = i; k < run->n; k++) {
+		const struct code_info *c = run->f[k].c;
+
+		if (c == prev)	/* a recursion */
+			continue;
+		if (c->serial != run->f[k].serial || !c->valid || (c->generation != r->generation &&
+		    (!r->batch_codes || r->tick_ns - c->checked_ns >= PYCODE_TRUST_NS)))
+			return 0;
+		prev = c;
+	}
+	if (check && slot_holds_other_call(slots, frame, run->f[i].c, callee))
+		return 0;	/* the walk reads it, and finds it torn */
+	for (a = lo; a < end; a = next) {
+		const void *p;
+
+		next = run_page_end(a, end);
+		if ((p = mem_cache_peek_fresh(r->mc, a, (size_t)(next - a))) == NULL ||
+		    memcmp(p, run->bytes + (a - lo), (size_t)(next - a)) != 0)
+			return 0;
+	}
+	/*
+	 * The frames as pushed then: the same reading of each code object
+	 * (serial) has the same strings.  This snapshot holds them too.
+	 */
+	for (k = i, prev = NULL; k < run->n; k++)
+		if (run->f[k].c != prev && (prev = run->f[k].c)->snap_serial != r->generation)
+			snap_uses(r, run->f[k].c);
+	array_reserve(&t->frames, &w->aframes, t->nframes + count, sizeof *t->frames);
+	memcpy(&t->frames[t->nframes], &run->pf[i], count * sizeof *t->frames);
+	t->nframes += count;
+	array_reserve(&w->seen, &w->aseen, w->nseen + count, sizeof *w->seen);
+	memcpy(&w->seen[w->nseen], &run->addr[i], count * sizeof *w->seen);
+	w->nseen += count;
+	for (a = end; a > lo; a = next) {	/* innermost first, as a walk notes them */
+		next = (a - 1) & ~(uint64_t)4095;
+		if (next < lo)
+			next = lo;
+		walk_note(w, next, (size_t)(a - next), false);
+	}
+	return count;
+}
+
 /* 3.11+: _PyInterpreterFrames, several per C evaluation call. */
 static void
 walk_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
@@ -540,12 +744,20 @@ walk_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
 	unsigned steps = 0;
 	struct chain_guard g = { 0, 1, 0 };
 	uint64_t last = 0, callee = 0, data = root_data(r, ds);
-	int owner = -1;
+	int owner = -1, rec_state = REC_NONE;
 	bool is_entry = false;
 	const char *why;
+	struct frame_run *run = NULL, *rec = NULL;
+	unsigned run_tries = 0;
+	size_t reused = 0;
 
 	if (fsize > sizeof buf)
 		fsize = sizeof buf;
+	if (w->h != NULL) {
+		run = w->h->run.n > 0 ? &w->h->run : NULL;
+		rec = &w->h->rec;
+		rec->n = 0;
+	}
 	while (frame != 0) {
 		struct code_info *c;
 		const unsigned char *fp;
@@ -557,6 +769,26 @@ walk_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
 			t->error = xasprintf("stack deeper than %u frames: cut", depth);
 			return;
 		}
+		/* below the innermost, frames kept from an earlier walk (run_reuse) */
+		if (run != NULL && steps > 1 && frame <= run->addr[0] &&
+		    frame >= run->addr[run->n - 1] && run_tries++ < RUN_TRIES) {
+			size_t n = run_reuse(r, t, w, run, frame, fsize,
+			    depth - t->nframes < 4 * depth - steps + 1 ? depth - t->nframes :
+			    4 * depth - steps + 1, &slots, check, data, callee);
+
+			if (n > 0) {
+				const struct run_frame *f = &run->f[run->n - 1];
+
+				reused += n;
+				steps += (unsigned)n - 1;
+				last = callee = *base = run->addr[run->n - 1];
+				owner = f->owner;
+				is_entry = f->entry;
+				frame = f->back;
+				run = NULL;
+				continue;
+			}
+		}
 		/* served in place from the cache's page, not copied; else read */
 		if (!mem_ptr_ok(frame, 8) || chain_loops(&g, frame) ||
 		    ((fp = mem_window_peek(win, frame, fsize)) == NULL &&
@@ -567,6 +799,13 @@ walk_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
 		back = mem_field_u64(fp, at_back);
 		code = mem_field_u64(fp, at_code) & ~code_tags;
 		instr = mem_field_u64(fp, at_instr);
+		/* the frame whose link led here, not the innermost: see struct walk, link_at */
+		if (check && owner == by_thread && steps > 2 && fp[at_owner] != by_thread &&
+		    w->link_at == 0 &&
+		    !(back == 0 && (fp[at_owner] == by_cstack || fp[at_owner] == by_interp))) {
+			w->link_at = last + (uint64_t)at_back;
+			w->link_was = frame;
+		}
 		owner = fp[at_owner];
 		is_entry = at_entry != PYOFF_NONE && fp[at_entry];
 		walk_note(w, frame, fsize, true);
@@ -577,6 +816,8 @@ walk_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
 			w->inner_back = back;
 			w->inner_code = mem_field_u64(fp, at_code);
 			w->inner_size = fsize;
+			if (w->ds_guess && (frame < slots.lo || frame >= slots.hi))
+				w->h->ds_thread = 0;	/* out of that chunk: see ds_known */
 		}
 		/* a thread's own frame is never off its chain (frame_off_chain) */
 		if (check && owner != by_thread &&
@@ -593,6 +834,7 @@ walk_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
 			 */
 			if (t->nframes > 0)
 				t->frames[t->nframes - 1].entry = true;
+			rec_state = rec_state == REC_OPEN ? REC_SHUT : rec_state;
 			frame = back;
 			continue;
 		}
@@ -614,6 +856,7 @@ walk_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
 				return bad_code(w, c, frame);
 			/* 3.14+: f_executable may be something other than code. */
 			callee = 0;
+			rec_state = rec_state == REC_OPEN ? REC_SHUT : rec_state;
 			frame = back;
 			continue;
 		}
@@ -624,6 +867,7 @@ walk_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
 			callee = frame;
 		}
 		if (c->shim) {	/* checked as a callee above, never shown */
+			rec_state = rec_state == REC_OPEN ? REC_SHUT : rec_state;
 			frame = back;
 			continue;
 		}
@@ -634,6 +878,11 @@ walk_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
 			owner = (int)by_cstack;	/* the chain ends in its shim */
 			break;
 		}
+		if (rec != NULL && owner == by_thread)
+			run_record(rec, &rec_state, frame, &(struct run_frame){ back, code, instr, c,
+			    c->serial, (unsigned char)owner, is_entry }, t, fsize);
+		else
+			rec_state = rec_state == REC_OPEN ? REC_SHUT : rec_state;
 		frame = back;
 	}
 	/* The outermost frame is always the first of its C call. */
@@ -643,6 +892,8 @@ walk_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
 		walk_torn(w, owner == o->frame_owned_by_generator ?
 		    "a generator's frame lost its caller" :
 		    "the frames end before the thread's entry frame", last);
+	if (rec != NULL && reused == 0 && w->torn == NULL && t->error == NULL)
+		run_save(r, w->h, fsize, &slots, check);
 }
 
 /* The frames of a 3.11+ thread, each page's served through a window. */
@@ -713,26 +964,36 @@ leads_back(struct py_reader *r, uint64_t frame, uint64_t frame0, const struct wa
 
 /*
  * The ranges rg[0..n) of a check after the walk and, on the first look,
- * the innermost frame again, in one system call (rg has room for one more).
- * Returns why the innermost frame cannot be trusted (w->inner_torn), or
- * NULL; a later look does not read it again.
+ * the innermost frame and the link (w->link_at) again, in one system call
+ * (rg has room for two more).
+ * When either cannot be trusted the walk is torn (at it) and that is
+ * returned -- looking again cannot mend it; else NULL, and a later look
+ * does not read them again.
  */
 static const char *
 read_checks(struct py_reader *r, struct walk *w, struct mem_range *rg, size_t n, bool *ok)
 {
 	unsigned char again[PYOFF_FRAME_SPAN];
-	size_t in = n;
+	uint64_t link = 0;
+	size_t in = n, ln = n;
 	bool inner = w->inner != 0;
 
 	if (inner)
 		rg[n++] = (struct mem_range){ w->inner, again, w->inner_size };
+	if (w->link_at != 0)
+		rg[ln = n++] = (struct mem_range){ w->link_at, &link, sizeof link };
 	checks_read(r, w, rg, n, ok);
 	w->pre = NULL;	/* a look again is later: read now */
 	if (inner && innermost_moved(r, w, ok[in], again)) {
-		w->inner_torn = true;
-		return "the innermost frame was being reused";
+		walk_torn(w, "the innermost frame was being reused", w->inner);
+		return w->torn;
+	}
+	if (w->link_at != 0 && (!ok[ln] || link != w->link_was)) {
+		walk_torn(w, "a frame's link was being written", w->link_at);
+		return w->torn;
 	}
 	w->inner = 0;
+	w->link_at = 0;
 	return NULL;
 }
 
@@ -756,8 +1017,8 @@ cframe_unchanged(struct py_reader *r, const struct py_thread *t, uint64_t frame0
 {
 	const struct py_offsets *o = &r->rt->off;
 	uint64_t cframe = 0, current = 0;
-	struct mem_range rg[3];
-	bool ok[3];
+	struct mem_range rg[4];
+	bool ok[4];
 
 	/* the state's cframe first: a current frame read after it is of that cframe */
 	rg[0] = (struct mem_range){ t->tstate + (uint64_t)o->tstate_cframe, &cframe, sizeof cframe };
@@ -787,8 +1048,8 @@ changed_since(struct py_reader *r, const struct py_thread *t, uint64_t frame0,
 	int64_t lo = at, hi = at + 8, ch = o->tstate_datastack_chunk;
 	size_t n = 1, cf = 0;
 	uint64_t frame, chunk = 0, current = 0;
-	struct mem_range rg[3];
-	bool ok[3], current_ok = false;
+	struct mem_range rg[4];
+	bool ok[4], current_ok = false;
 	const char *why;
 
 	if (o->tstate_cframe != PYOFF_NONE && mem_ptr_ok(cframe0, 8) &&
@@ -880,22 +1141,49 @@ check_unchanged(struct py_reader *r, const struct py_thread *t, uint64_t frame0,
     uint64_t chunk0, uint64_t cframe0, struct walk *w)
 {
 	const char *why = NULL;
-	struct mem_range rg[1];
-	bool ok[1];
+	struct mem_range rg[2];
+	bool ok[2];
 	int look;
 
 	if (read_before_head(r, w)) {
-		if (w->inner != 0 && (why = read_checks(r, w, rg, 0, ok)) != NULL)
-			walk_torn(w, why, w->inner);
+		if (w->inner != 0 || w->link_at != 0)
+			read_checks(r, w, rg, 0, ok);
 		return;
 	}
 	for (look = 0; look < 3; look++) {
 		if ((why = changed_since(r, t, frame0, chunk0, cframe0, w)) == NULL)
 			return;
-		if (w->inner_torn)
-			return walk_torn(w, why, w->inner);	/* looking again cannot mend it */
+		if (w->torn != NULL)
+			return;	/* read_checks: looking again cannot mend it */
 	}
 	walk_torn(w, why, frame0);
+}
+
+/*
+ * A sampler's first read of a thread whose state has its data stack's
+ * fields on a page of their own (3.11.7's main thread: its state, in the
+ * runtime's static data, straddles a page, and they come last): take
+ * them from the thread's last read of them, and leave that page unread --
+ * one pin of ~4 a tick.  They serve the checks against tearing alone, and
+ * none of those goes wrong on older values:
+ *  - slot_holds_other_call checks within the chunk, to its end, not to
+ *    the top; an older chunk that the thread has left only bounds fewer
+ *    frames -- and the walk then forgets it (its innermost frame of the
+ *    thread's own lies outside: the next read reads the state whole);
+ *  - the root chunk is never freed while its thread lives, and an older
+ *    chunk leads to it or is unreadable (check_base: torn, read again);
+ *  - the full checks read the state's chunk afresh (a different one:
+ *    torn, read again).
+ * Every other read reads the whole state, and keeps what it found.
+ */
+static bool
+ds_known(const struct py_reader *r, const struct py_thread *t, const struct walk *w)
+{
+	uint64_t head_end = t->tstate + r->tstate_head_used - 1;
+
+	return w->pre != NULL && w->h != NULL && w->h->ds_thread != 0 &&
+	    w->h->ds_thread == t->thread_id && r->tstate_head_used < r->tstate_used &&
+	    (head_end ^ (t->tstate + r->tstate_used - 1)) >= 4096;
 }
 
 static void
@@ -915,18 +1203,31 @@ read_thread_frames_once(struct py_reader *r, struct py_thread *t, unsigned depth
 	w->nseen = 0;
 	w->nwant = 0;
 	w->inner = 0;
-	w->inner_torn = false;
+	w->link_at = 0;
 	w->head_ts = w->head_cf = 0;
 	mem_cache_rank_reset(r->mc);
 	w->reads0 = mem_cache_reads(r->mc);
-	walk_note(w, t->tstate, tsize, false);
+	if (ds_known(r, t, w))
+		tsize = r->tstate_head_used;
+	walk_note(w, t->tstate, r->tstate_used, false);	/* a retry reads it whole, at once */
 	if (rd_fresh(r, t->tstate, ts, tsize) != 0)
 		return walk_torn(w, "the thread ended", t->tstate);
-	if (o->tstate_datastack_chunk != PYOFF_NONE)
-		chunk = mem_field_u64(ts, o->tstate_datastack_chunk);
-	ds.chunk = chunk;
-	if (o->tstate_datastack_top != PYOFF_NONE)
-		ds.top = mem_field_u64(ts, o->tstate_datastack_top);
+	w->ds_guess = tsize < r->tstate_used;
+	if (w->ds_guess) {
+		ds.chunk = w->h->ds_chunk;
+		ds.top = w->h->ds_top;
+	} else {
+		if (o->tstate_datastack_chunk != PYOFF_NONE)
+			ds.chunk = mem_field_u64(ts, o->tstate_datastack_chunk);
+		if (o->tstate_datastack_top != PYOFF_NONE)
+			ds.top = mem_field_u64(ts, o->tstate_datastack_top);
+		if (w->h != NULL) {
+			w->h->ds_chunk = ds.chunk;
+			w->h->ds_top = ds.top;
+			w->h->ds_thread = t->thread_id;
+		}
+	}
+	chunk = ds.chunk;
 	if (o->frame_model != PY_FRAMES_OBJECTS) {
 		w->head_ts = t->tstate + (uint64_t)(o->tstate_cframe != PYOFF_NONE ?
 		    o->tstate_cframe : o->tstate_frame);
@@ -1028,6 +1329,8 @@ find_hint(struct py_reader *r, uint64_t tstate)
 		h->tstate = tstate;
 		h->n = 0;
 		h->stop_useless = false;
+		h->ds_thread = 0;
+		h->run.n = 0;
 	}
 	if (h != NULL)
 		h->generation = r->generation;
@@ -1240,6 +1543,7 @@ pyframes_read(struct py_reader *r, struct py_thread *t, unsigned depth)
 	/* t->frames may hold an earlier read's frames, or a recycled slot's: its room is kept */
 	t->nframes = 0;
 	w.aframes = t->aframes;
+	w.h = h;
 	if (h != NULL) {
 		w.hint = h->addrs;
 		w.nhint = w.ahint = h->n;
@@ -1322,6 +1626,15 @@ pyframes_read(struct py_reader *r, struct py_thread *t, unsigned depth)
 		    t->stop_error != NULL ? "; stopping it failed" : "");
 }
 
+static void
+run_free(struct frame_run *run)
+{
+	free(run->addr);
+	free(run->pf);
+	free(run->f);
+	free(run->bytes);
+}
+
 void
 pyframes_reader_free(struct py_reader *r)
 {
@@ -1333,6 +1646,8 @@ pyframes_reader_free(struct py_reader *r)
 		free(r->hints[i].addrs);
 		free(r->hints[i].seen);
 		free(r->hints[i].post);
+		run_free(&r->hints[i].run);
+		run_free(&r->hints[i].rec);
 	}
 	free(r->hints);
 	free(r->memo);

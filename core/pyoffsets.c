@@ -46,6 +46,21 @@ py_offsets_known_versions(void)
 	return buf;
 }
 
+/* The bytes from a thread state's start that hold every field of used[]. */
+static size_t
+tstate_span_of(const struct py_offsets *o, const int64_t *used, size_t n)
+{
+	int64_t end = 0;
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (used[i] != PYOFF_NONE && used[i] + 8 > end)
+			end = used[i] + 8;
+	if (end > o->tstate_size)
+		end = o->tstate_size;
+	return end < PYOFF_TSTATE_SPAN ? (size_t)end : PYOFF_TSTATE_SPAN;
+}
+
 size_t
 py_offsets_tstate_used(const struct py_offsets *o)
 {
@@ -54,13 +69,17 @@ py_offsets_tstate_used(const struct py_offsets *o)
 		o->tstate_thread_id, o->tstate_native_thread_id, o->tstate_datastack_chunk,
 		o->tstate_datastack_top,
 	};
-	int64_t end = 0;
-	size_t i;
 
-	for (i = 0; i < sizeof used / sizeof used[0]; i++)
-		if (used[i] != PYOFF_NONE && used[i] + 8 > end)
-			end = used[i] + 8;
-	if (end > o->tstate_size)
-		end = o->tstate_size;
-	return end < PYOFF_TSTATE_SPAN ? (size_t)end : PYOFF_TSTATE_SPAN;
+	return tstate_span_of(o, used, sizeof used / sizeof used[0]);
+}
+
+size_t
+py_offsets_tstate_head_used(const struct py_offsets *o)
+{
+	const int64_t used[] = {
+		o->tstate_prev, o->tstate_next, o->tstate_interp, o->tstate_frame, o->tstate_cframe,
+		o->tstate_thread_id, o->tstate_native_thread_id,
+	};
+
+	return tstate_span_of(o, used, sizeof used / sizeof used[0]);
 }

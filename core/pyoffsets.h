@@ -229,6 +229,14 @@ struct py_offsets {
  */
 size_t py_offsets_tstate_used(const struct py_offsets *o);
 
+/*
+ * The same for the fields of its thread list and its stack's head alone
+ * (next ... native_thread_id, not the data stack's): what a sampler's
+ * tick reads of a state whose data stack's fields lie on a page of their
+ * own (3.11.7's main thread: pyframes.c, read_thread_frames_once).
+ */
+size_t py_offsets_tstate_head_used(const struct py_offsets *o);
+
 /* Generated at build time, one entry per configured interpreter. */
 extern const struct py_offsets *const py_offsets_table[];
 extern const size_t py_offsets_table_len;

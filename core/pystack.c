@@ -278,7 +278,7 @@ static bool
 known_list(struct py_reader *r, struct py_snapshot *snap)
 {
 	const struct py_offsets *o = &r->rt->off;
-	size_t tsize = r->tstate_used, i, n = r->nknown;
+	size_t tsize = r->tstate_head_used, i, n = r->nknown;	/* links and id */
 
 	if (n == 0 || o->tstate_prev == PYOFF_NONE)
 		return false;
@@ -617,6 +617,7 @@ py_reader_open(pid_t pid, struct py_reader **rp, char **cause)
 	r->mc = mem_cache_new(pid, 1024);
 	r->names = pythreads_new(r->rt);
 	r->tstate_used = py_offsets_tstate_used(&r->rt->off);
+	r->tstate_head_used = py_offsets_tstate_head_used(&r->rt->off);
 	*rp = r;
 	return FP_OK;
 }

@@ -69,12 +69,45 @@ struct code_info {
 	 * what it says now -- this code object (its entry validated for
 	 * this snapshot, or read anew with a new serial) at this offset --
 	 * is the key; a line is a function of the two.  Nothing of a frame
-	 * is taken from an earlier tick.
+	 * is taken from an earlier tick that its bytes this tick do not say
+	 * (struct frame_run: frames reused whole where the bytes are the same).
 	 */
 #define PYCODE_LINES	4
 	unsigned nlines, next_line;
 	int64_t line_at[PYCODE_LINES];
 	int line[PYCODE_LINES];
+};
+
+/*
+ * 3.11+: a run of a thread's own frames as one walk read them, one below
+ * the other on its data stack: each frame's address and fields, what the
+ * walk made of them (code object, line, entry), and the bytes of the
+ * stack from the lowest frame to the end of the highest one's header
+ * (pyframes.c, run_reuse).  A later walk that meets one of these frames
+ * and finds the bytes below it unchanged -- the fields of every frame
+ * there the same -- makes the same of them without reading them one by
+ * one: a sampler's tick, where only the innermost frame moves.
+ */
+struct run_frame {
+	uint64_t back, code, instr;	/* code: the field as read, less its tags */
+	struct code_info *c;
+	uint64_t serial;	/* c's then: c may have been read again since */
+	unsigned char owner;
+	bool entry;
+};
+
+struct frame_run {
+	/* highest address (innermost) first: addresses, frames as pushed, fields */
+	uint64_t *addr;
+	struct py_frame *pf;
+	struct run_frame *f;
+	size_t n, a;
+	unsigned char *bytes;	/* [addr[n-1], addr[0] + the header's size) */
+	size_t abytes;
+	/* what the walk checked them with (slot_bounds_of; r->check; r->codes_moved) */
+	uint64_t slot_lo, slot_hi;
+	bool check;
+	unsigned moved;
 };
 
 struct py_reader {
@@ -97,6 +130,7 @@ struct py_reader {
 	unsigned generation;		/* snapshot serial number */
 	uint64_t tick_ns;		/* when this snapshot began (now_ns) */
 	size_t tstate_used;		/* py_offsets_tstate_used(), once */
+	size_t tstate_head_used;	/* py_offsets_tstate_head_used(), once */
 	struct py_snapshot *snap;	/* the one being taken */
 	struct py_snapshot *spare;	/* one recycled, for the next (py_reader_recycle) */
 	int64_t pthread_tid_off;	/* 3.8–3.10: struct pthread's tid */
@@ -192,6 +226,14 @@ struct py_reader {
 		/* scratch kept between its reads: the frames seen, the depth last read */
 		uint64_t *seen;
 		size_t aseen, depth;
+		/*
+		 * 3.11+: its data stack's chunk and top as last read from
+		 * the state, and the thread (id) they were read for, 0 if
+		 * none (read_thread_frames_once).
+		 */
+		uint64_t ds_chunk, ds_top, ds_thread;
+		/* 3.11+: the run its reads reuse, and the one being read (struct frame_run) */
+		struct frame_run run, rec;
 	} *hints;
 	size_t nhints, ahints;
 	/* mem_cache_reads() right after a sampler's batch (pyframes_prefetch) */
