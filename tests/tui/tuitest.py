@@ -163,6 +163,12 @@ class Target:
 # ---- masking ----------------------------------------------------------------
 
 STATES = r"(?:idle|running|has GIL|wait GIL|blocked|stopped|exiting|no OS thr)"
+# Where the screens show a pid or a thread id: the header's "pid N", a
+# message's "process N", the stack's title "( N )" and a thread row's first
+# column.  Only there: a fresh machine gives small pids, and a pid masked by
+# its value alone also masks the source pane's line number 350 or a
+# "threading.py:355".
+ID_AFTER = r"(\bpid|\bprocess|\(|^\u2502\u25b6?)"
 
 
 def mask(screen, ids, workdir):
@@ -170,7 +176,7 @@ def mask(screen, ids, workdir):
     for line in screen.split("\n"):
         line = line.replace(workdir, "/tmp/fptui.XXXXXXXX")
         for i in sorted(ids, key=lambda v: -len(str(v))):
-            line = re.sub(r" *\b%d\b *" % i, " <ID> ", line)
+            line = re.sub(r"%s *\b%d\b *" % (ID_AFTER, i), r"\1 <ID> ", line)
         line = re.sub(r"(pid <ID> \S ).*?( \S CPython)", r"\1<CMD>\2", line)
         line = re.sub(r"(%s) +(?:-|\d+\.\d)(?= )" % STATES, r"\1 <CPU>", line)
         line = re.sub(r"0x[0-9a-f]{4,}", "0xADDR", line)
