@@ -716,7 +716,8 @@ inject_search(const struct target *tg, const char *lib, const char *symbol,
 	bool *syscall_ok = NULL;
 	unsigned round = 0;
 	size_t n = 0, i, k, norder;
-	char *summary;
+	char *whole = NULL;	/* the last round that was not cut short */
+	const char *summary;
 	int rc = FP_ERR;
 
 	while (now_ns() < search_deadline) {
@@ -773,12 +774,21 @@ inject_search(const struct target *tg, const char *lib, const char *symbol,
 			    ATTEMPT_DONE)
 				goto out;
 		}
+		/*
+		 * A round the search's end cut into -- maybe in the middle of
+		 * a stop, which then "did not stop in time" -- says less than
+		 * the whole one before it.
+		 */
+		if (now_ns() < search_deadline) {
+			free(whole);
+			whole = v.why.len > 0 ? sbuf_steal(&v.why) : NULL;
+		}
 		/* Let the threads move on, then look again. */
 		sleep_ms(round < 5 ? 1 : round < 50 ? 5 : 20);
 		round++;
 	}
-	summary = v.why.s != NULL ? v.why.s + 2 : "no thread was blocked in a "
-	    "safe system call or running Python code";
+	summary = whole != NULL ? whole + 2 : v.why.len > 0 ? v.why.s + 2 :
+	    "no thread was blocked in a safe system call or running Python code";
 	/*
 	 * The time really waited since inject_load began, not the timeout:
 	 * the search stops early to leave room for the calls.
@@ -791,6 +801,7 @@ inject_search(const struct target *tg, const char *lib, const char *symbol,
 	    ", the loader was busy" : "", summary);
 out:
 	sbuf_free(&v.why);
+	free(whole);
 	free(tids);
 	free(order);
 	free(syscall_ok);
