@@ -673,6 +673,14 @@ cache_read(struct mem_cache *mc, uint64_t addr, void *buf, size_t len, enum read
 	return 0;
 }
 
+/* Whether page p holds [off, off + len) as read this epoch. */
+static inline bool
+page_holds(const struct mem_cache *mc, const struct mem_page *p, size_t off, size_t len)
+{
+	return p->loaded && !p->pending && p->ok && off >= p->lo && off + len <= p->hi &&
+	    p->epoch == mc->epoch;
+}
+
 const void *
 mem_cache_peek_fresh(struct mem_cache *mc, uint64_t addr, size_t len)
 {
@@ -681,8 +689,7 @@ mem_cache_peek_fresh(struct mem_cache *mc, uint64_t addr, size_t len)
 
 	if ((p == NULL || p->page != addr / PAGE) && (p = page_at(mc, addr / PAGE)) == NULL)
 		return NULL;
-	if (!p->loaded || p->pending || !p->ok || off < p->lo || off + len > p->hi ||
-	    p->epoch != mc->epoch)
+	if (!page_holds(mc, p, off, len))
 		return NULL;
 	mc->last = p;
 	p->live = true;
@@ -697,10 +704,7 @@ mem_cache_peek(const struct mem_cache *mc, uint64_t addr, size_t len)
 	const struct mem_page *p = page_at(mc, addr / PAGE);
 	size_t off = (size_t)(addr % PAGE);
 
-	if (p == NULL || !p->loaded || p->pending || !p->ok || off < p->lo || off + len > p->hi ||
-	    p->epoch != mc->epoch)
-		return NULL;
-	return p->data + off;
+	return p != NULL && page_holds(mc, p, off, len) ? p->data + off : NULL;
 }
 
 const void *

@@ -565,6 +565,14 @@ root_chunk(struct py_reader *r, const struct dstack *ds)
 
 enum { REC_NONE, REC_OPEN, REC_SHUT };
 
+/* A frame that is not one of the run's ends it: later frames are not below. */
+static inline void
+run_end(int *state)
+{
+	if (*state == REC_OPEN)
+		*state = REC_SHUT;
+}
+
 /*
  * A frame the walk made of its bytes, just pushed (t's last); a frame that
  * is not a thread's own, or not below the last, ends the run.
@@ -834,7 +842,7 @@ walk_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
 			 */
 			if (t->nframes > 0)
 				t->frames[t->nframes - 1].entry = true;
-			rec_state = rec_state == REC_OPEN ? REC_SHUT : rec_state;
+			run_end(&rec_state);
 			frame = back;
 			continue;
 		}
@@ -856,7 +864,7 @@ walk_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
 				return bad_code(w, c, frame);
 			/* 3.14+: f_executable may be something other than code. */
 			callee = 0;
-			rec_state = rec_state == REC_OPEN ? REC_SHUT : rec_state;
+			run_end(&rec_state);
 			frame = back;
 			continue;
 		}
@@ -867,7 +875,7 @@ walk_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
 			callee = frame;
 		}
 		if (c->shim) {	/* checked as a callee above, never shown */
-			rec_state = rec_state == REC_OPEN ? REC_SHUT : rec_state;
+			run_end(&rec_state);
 			frame = back;
 			continue;
 		}
@@ -882,7 +890,7 @@ walk_interp_frames(struct py_reader *r, struct py_thread *t, uint64_t frame,
 			run_record(rec, &rec_state, frame, &(struct run_frame){ back, code, instr, c,
 			    c->serial, (unsigned char)owner, is_entry }, t, fsize);
 		else
-			rec_state = rec_state == REC_OPEN ? REC_SHUT : rec_state;
+			run_end(&rec_state);
 		frame = back;
 	}
 	/* The outermost frame is always the first of its C call. */
