@@ -143,6 +143,28 @@ print("ready", flush=True)
 for t in ts:
     t.join()
 ''',
+    "lookalike": r'''
+import ctypes, sys
+# Two private anonymous areas of the given size, with PROT_NONE pages
+# around them so that neither merges with a neighbour in /proc/pid/maps.
+size, page = int(sys.argv[1]), 4096
+libc = ctypes.CDLL(None, use_errno=True)
+libc.mmap.restype = ctypes.c_void_p
+libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int,
+                      ctypes.c_int, ctypes.c_int, ctypes.c_long]
+NONE, RW, PRIVATE, ANON, FIXED = 0, 3, 0x02, 0x20, 0x10
+base = libc.mmap(None, 2 * size + 3 * page, NONE, PRIVATE | ANON, -1, 0)
+plain = base + page
+scratch = plain + size + page
+for a in (plain, scratch):
+    assert libc.mmap(a, size, RW, PRIVATE | ANON | FIXED, -1, 0) == a
+ctypes.memset(plain, 1, 16)
+head = b"/tmp/fp/testlib.so\0bootstrap\0"
+ctypes.memmove(scratch, head, len(head))
+print("ready", flush=True)
+import time
+time.sleep(3600)
+''',
     "flipping": r'''
 import threading, time
 held = threading.Lock()
@@ -350,6 +372,24 @@ def lib_count(pid):
                m.split()[2] == "00000000")
 
 
+SCRATCH_HEAD = re.compile(rb"/[^\0]*\.so\0[A-Za-z_]")
+
+
+def is_scratch(pid, lo):
+    """The scratch area begins with the path it had dlopen() load (every
+    test passes an absolute one) and the symbol's name.  Its size alone is
+    not proof: 64 allocating threads once showed an anonymous mapping of
+    exactly that size (the allocators' own, or two of them merged), on a
+    run whose one injection had unmapped its scratch."""
+    try:
+        with open("/proc/%d/mem" % pid, "rb") as f:
+            f.seek(lo)
+            head = f.read(4096)
+    except OSError:
+        return True         # unreadable: it cannot be told apart
+    return SCRATCH_HEAD.match(head) is not None
+
+
 def leftovers(pid):
     """Mappings the injector must never leave: its scratch area, or RWX."""
     bad = []
@@ -359,7 +399,7 @@ def leftovers(pid):
         path = f[5] if len(f) > 5 else ""
         if "x" in f[1] and "w" in f[1]:
             bad.append(m)
-        elif path == "" and hi - lo == SCRATCH_SIZE:
+        elif path == "" and hi - lo == SCRATCH_SIZE and is_scratch(pid, lo):
             bad.append(m)
     return bad
 
@@ -977,6 +1017,21 @@ def test_errors(ident, exe):
         t.kill()
 
 
+def test_leftovers_check(exe):
+    """The check after every injection must be able to fail: of two
+    anonymous mappings of the scratch's size, it names the one that begins
+    as the scratch does, and only that one."""
+    name = "leftovers check"
+    t = Target(exe, "lookalike", SCRATCH_SIZE)
+    try:
+        bad = leftovers(t.pid)
+        ok(len(bad) == 1 and is_scratch(t.pid, int(bad[0].split("-")[0], 16)),
+           "%s: a scratch-shaped area is found, a same-sized other is not"
+           % name, "\n".join(bad) or "(none found)")
+    finally:
+        t.kill()
+
+
 def test_seccomp():
     name = "seccomp target"
     if not os.access(SECCOMP, os.X_OK):
@@ -1101,6 +1156,8 @@ def main():
         test_slow_handler()
     if not only or "seccomp" in only:
         test_seccomp()
+    if not only or "lookalike" in only:
+        test_leftovers_check(pys[-1][2])
     if timings:
         us = sorted(u for _, u in timings)
         diag("inject_load into a sleeping target: median %.1f ms, max %.1f ms"
